@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ContextConfig(AppConfig):
+    name = "apps.context"
+    label = "context"

@@ -1,0 +1,18 @@
+from django.contrib.auth.decorators import login_required
+from django.urls import path
+from django.views.generic import TemplateView
+
+app_name = "evaluation"
+
+urlpatterns = [
+    path(
+        "quality/",
+        login_required(
+            TemplateView.as_view(
+                template_name="placeholder.html",
+                extra_context={"heading": "Quality", "empty_text": "No evaluation runs yet."},
+            )
+        ),
+        name="quality",
+    ),
+]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class NamespacesConfig(AppConfig):
+    name = "apps.namespaces"
+    label = "namespaces"

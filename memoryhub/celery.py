@@ -1,0 +1,34 @@
+"""The Celery application.
+
+Broker from CELERY_BROKER_URL; without one, tasks run eagerly in the calling process, so
+the embedded quickstart needs no broker. Defaults (settings, `CELERY_` prefix): JSON only,
+late acks, redelivery when a worker dies mid-task, prefetch of one.
+
+Tasks are enqueued after the surrounding transaction commits: call `task.delay_on_commit()`
+(or `apply_async_on_commit()`) from services, so a rolled-back write never starts work and
+a worker never looks for a row that is not committed yet.
+"""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+from celery.contrib.django.task import DjangoTask
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
+
+
+class MemoryHubTask(DjangoTask):
+    """Base task: retried with exponential backoff and jitter on transient errors."""
+
+    abstract = True
+    retry_backoff = True
+    retry_backoff_max = 600
+    retry_jitter = True
+    max_retries = 5
+
+
+app = Celery("memoryhub", task_cls=MemoryHubTask)
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

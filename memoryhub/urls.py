@@ -1,0 +1,21 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from memoryhub import views
+
+urlpatterns = [
+    path("healthz", views.healthz, name="healthz"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("django-admin/", admin.site.urls),
+    path("", include("apps.accounts.urls")),
+    path("", include("apps.namespaces.urls")),
+    path("", include("apps.memories.urls")),
+    path("", include("apps.context.urls")),
+    path("", include("apps.evaluation.urls")),
+    path("", include("apps.audit.urls")),
+]
+
+handler404 = "memoryhub.views.page_not_found"
+handler500 = "memoryhub.views.server_error"

@@ -1,0 +1,80 @@
+"""Shared fixtures: the fixed cast and helpers for subprocesses and Redis."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+REDIS_TEST_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.fixture
+def alice(db: None) -> User:
+    """Alice administers MemoryHub (a staff superuser)."""
+    return User.objects.create_superuser("alice", "alice@example.com", "alice-password-1")
+
+
+@pytest.fixture
+def alice_client(alice: User) -> Client:
+    client = Client()
+    client.force_login(alice)
+    return client
+
+
+def run_python(
+    code: str, *, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run `code` in a fresh interpreter at the project root, with `env` over a clean base."""
+    base = {
+        key: value
+        for key, value in os.environ.items()
+        if key
+        not in {"DEBUG", "SECRET_KEY", "MEMORYHUB_KEK", "DATABASE_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    base["DJANGO_SETTINGS_MODULE"] = "memoryhub.settings"
+    base.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=PROJECT_ROOT,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project_scratch_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A scratch folder inside the project's var/ (as root, the embedded server widens the
+    permissions of every parent of its data directory, so such folders stay in the project)."""
+    import shutil
+    import uuid
+
+    path = PROJECT_ROOT / "var" / "test-scratch" / uuid.uuid4().hex[:12]
+    path.mkdir(parents=True)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """The Redis broker for tests; skips (or fails under MEMORYHUB_REQUIRE_REDIS=1) without it."""
+    import redis
+
+    try:
+        redis.Redis.from_url(REDIS_TEST_URL, socket_connect_timeout=2).ping()
+    except redis.RedisError as error:
+        reason = f"Redis is not reachable at {REDIS_TEST_URL} ({type(error).__name__})"
+        if os.environ.get("MEMORYHUB_REQUIRE_REDIS") == "1":
+            pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_REDIS=1 forbids skipping.")
+        pytest.skip(reason)
+    return REDIS_TEST_URL

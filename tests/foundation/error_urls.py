@@ -1,0 +1,50 @@
+"""URLs mounted only by the error-shape tests: tiny views that fail in each way."""
+
+from django.http import HttpRequest, HttpResponse
+from django.urls import include, path
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memoryhub.exceptions import ApplicationError
+
+
+class EchoSerializer(serializers.Serializer):
+    count = serializers.IntegerField(min_value=0)
+
+
+class EchoView(APIView):
+    permission_classes = [AllowAny]
+
+    def post(self, request: Request) -> Response:
+        serializer = EchoSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        if serializer.validated_data["count"] == 13:
+            raise ApplicationError(
+                "Unlucky.", code="unlucky", details={"count": 13}, status_code=409
+            )
+        return Response(serializer.validated_data)
+
+
+class BrokenView(APIView):
+    permission_classes = [AllowAny]
+
+    def get(self, request: Request) -> Response:
+        raise RuntimeError("a bug")
+
+
+def broken_page(request: HttpRequest) -> HttpResponse:
+    raise RuntimeError("a bug")
+
+
+urlpatterns = [
+    path("api/test/echo", EchoView.as_view()),
+    path("api/test/broken", BrokenView.as_view()),
+    path("broken-page/", broken_page),
+    path("", include("memoryhub.urls")),
+]
+
+handler404 = "memoryhub.views.page_not_found"
+handler500 = "memoryhub.views.server_error"

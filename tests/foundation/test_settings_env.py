@@ -1,0 +1,122 @@
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from memoryhub.env import env_bool, env_choice, env_float, env_int, env_list, env_url
+from memoryhub.secrets_store import new_kek, parse_keyring
+from tests.conftest import run_python
+
+
+def test_it_reads_booleans() -> None:
+    assert env_bool("X", False, environ={"X": "yes"}) is True
+    assert env_bool("X", True, environ={"X": "0"}) is False
+    assert env_bool("X", True, environ={}) is True
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "tru"])
+def test_it_rejects_non_booleans_naming_the_variable(value: str) -> None:
+    with pytest.raises(ImproperlyConfigured, match=rf"DEBUG={value!r} is not a boolean"):
+        env_bool("DEBUG", False, environ={"DEBUG": value})
+
+
+def test_it_rejects_non_integers_and_out_of_range() -> None:
+    with pytest.raises(ImproperlyConfigured, match="PORT='eighty' is not an integer"):
+        env_int("PORT", 1, environ={"PORT": "eighty"})
+    with pytest.raises(ImproperlyConfigured, match="below the minimum of 0"):
+        env_int("N", 1, minimum=0, environ={"N": "-3"})
+    with pytest.raises(ImproperlyConfigured, match="above the maximum of 10"):
+        env_int("N", 1, maximum=10, environ={"N": "11"})
+    assert env_int("N", 1, environ={"N": " 7 "}) == 7
+
+
+def test_it_rejects_non_finite_floats() -> None:
+    with pytest.raises(ImproperlyConfigured, match="not a finite number"):
+        env_float("F", 1.0, environ={"F": "nan"})
+    with pytest.raises(ImproperlyConfigured, match="not a number"):
+        env_float("F", 1.0, environ={"F": "x"})
+
+
+def test_it_splits_lists_and_checks_choices() -> None:
+    assert env_list("H", environ={"H": "a.example, ,b.example"}) == ["a.example", "b.example"]
+    with pytest.raises(ImproperlyConfigured, match="LOG_LEVEL='LOUD' is not one of"):
+        env_choice("LOG_LEVEL", "INFO", ("INFO", "DEBUG"), environ={"LOG_LEVEL": "LOUD"})
+
+
+def test_it_rejects_urls_of_the_wrong_scheme_without_echoing_them() -> None:
+    with pytest.raises(ImproperlyConfigured) as caught:
+        env_url(
+            "DATABASE_URL",
+            schemes=("postgres",),
+            environ={"DATABASE_URL": "mysql://u:hunter2@h/db"},
+        )
+    assert "must start with one of postgres://" in str(caught.value)
+    assert "hunter2" not in str(caught.value)
+
+
+def test_it_parses_a_keyring_and_rejects_bad_entries() -> None:
+    first, second = new_kek(), new_kek().replace("1:", "2:", 1)
+    ring = parse_keyring(f"{first},{second}")
+    assert sorted(ring) == [1, 2]
+    assert all(len(key) == 32 for key in ring.values())
+    for bad, message in [
+        ("", "no key given"),
+        ("abc", "must look like"),
+        ("1:not base64!", "not valid base64"),
+        ("1:AAAA", "must decode to 32 bytes"),
+        (f"{first},{first}", "appears twice"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            parse_keyring(bad)
+
+
+def test_settings_refuse_to_start_without_secrets_when_debug_is_off() -> None:
+    result = run_python("import django; django.setup()", env={"DEBUG": "0"})
+    assert result.returncode != 0
+    assert "SECRET_KEY is not set" in result.stderr
+
+
+def test_settings_refuse_a_malformed_debug_flag() -> None:
+    result = run_python("import django; django.setup()", env={"DEBUG": "sometimes"})
+    assert result.returncode != 0
+    assert "DEBUG='sometimes' is not a boolean" in result.stderr
+
+
+def test_settings_refuse_a_malformed_kek() -> None:
+    result = run_python(
+        "import django; django.setup()",
+        env={"DEBUG": "0", "SECRET_KEY": "x" * 60, "MEMORYHUB_KEK": "1:AAAA"},
+    )
+    assert result.returncode != 0
+    assert "MEMORYHUB_KEK: entry 1 (version 1) must decode to 32 bytes" in result.stderr
+
+
+def test_quickstart_generates_secrets_once_with_private_permissions(project_scratch_dir) -> None:
+    code = (
+        "import django; django.setup(); from django.conf import settings; "
+        "print(settings.SECRET_KEY); print(settings.MEMORYHUB_KEK)"
+    )
+    env = {"DEBUG": "1", "MEMORYHUB_DATA_DIR": str(project_scratch_dir)}
+    first = run_python(code, env=env)
+    second = run_python(code, env=env)
+    assert first.returncode == 0, first.stderr
+    assert "generated a new secret" in first.stderr
+    assert "generated a new secret" not in second.stderr
+    assert first.stdout == second.stdout
+    for name in ("secret_key", "kek"):
+        assert (project_scratch_dir / name).stat().st_mode & 0o777 == 0o600
+
+
+def test_check_deploy_passes_with_production_settings() -> None:
+    env = {
+        "DEBUG": "0",
+        "SECRET_KEY": "k3y-" + "a1B2c3D4e5" * 6,
+        "MEMORYHUB_KEK": new_kek(),
+        "ALLOWED_HOSTS": "memory.example.com",
+        "DATABASE_URL": "postgres://memoryhub:pw@db.example.com:5432/memoryhub",
+    }
+    result = run_python(
+        "import sys; from memoryhub.cli import main; "
+        "main(['manage.py', 'check', '--deploy', '--fail-level', 'WARNING'])",
+        env=env,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
