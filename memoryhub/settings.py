@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "django_htmx",
     "template_partials",
     "rest_framework",
@@ -84,6 +85,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "memoryhub.middleware.request_id_middleware",
 ]
 
 ROOT_URLCONF = "memoryhub.urls"
@@ -125,6 +127,15 @@ else:
     }
 DATABASES["default"]["TEST"] = {"NAME": env_str("DATABASE_TEST_NAME", "test_memoryhub")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CACHE_URL = env_url("CACHE_URL", schemes=("redis", "rediss"))
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 # --- Auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
@@ -185,6 +196,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
+
+# --- Memories -------------------------------------------------------------------------------
+MEMORYHUB_MAX_CONTENT_BYTES = env_int(
+    "MEMORYHUB_MAX_CONTENT_BYTES", 32_768, minimum=1, maximum=1_048_576
+)
+MEMORYHUB_API_RATE = env_str("MEMORYHUB_API_RATE", "1200/min")
 
 # --- Celery ---------------------------------------------------------------------------------
 # Without a broker, tasks run in-process (eagerly), so the embedded quickstart needs none.

@@ -8,6 +8,8 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/", include("apps.memories.api.urls")),
+    path("api/v1/", include("apps.audit.api.urls")),
     path("django-admin/", admin.site.urls),
     path("", include("apps.accounts.urls")),
     path("", include("apps.namespaces.urls")),

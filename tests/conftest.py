@@ -8,9 +8,17 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from dataclasses import dataclass
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from rest_framework.test import APIClient
+
+from apps.accounts.services import api_key_create
+from apps.audit.actors import Actor
+from apps.namespaces.models import Namespace
+from apps.namespaces.services import namespace_create
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 REDIS_TEST_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
@@ -78,3 +86,59 @@ def redis_url() -> str:
             pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_REDIS=1 forbids skipping.")
         pytest.skip(reason)
     return REDIS_TEST_URL
+
+
+# --- The API cast: two tenants, each with a full-permission key and two subjects ------------
+
+ALL_PERMISSIONS = ["memories:read", "memories:write", "context", "subjects:admin"]
+
+
+@dataclass
+class Tenant:
+    """A namespace with a raw API key holding every permission, and a client using it."""
+
+    namespace: Namespace
+    raw_key: str
+    client: APIClient
+
+    @property
+    def slug(self) -> str:
+        return self.namespace.slug
+
+    def url(self, path: str = "") -> str:
+        return f"/api/v1/namespaces/{self.slug}/{path}"
+
+
+def make_api_key(namespaces: list[Namespace], permissions: list[str], name: str = "test key") -> str:
+    _, raw = api_key_create(
+        actor=Actor.system("tests"), name=name, namespaces=namespaces, permissions=permissions
+    )
+    return raw
+
+
+def api_client(raw_key: str | None) -> APIClient:
+    client = APIClient()
+    if raw_key:
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+    return client
+
+
+def _tenant(slug: str) -> Tenant:
+    namespace = namespace_create(actor=Actor.system("tests"), slug=slug, name=slug.title())
+    raw = make_api_key([namespace], ALL_PERMISSIONS, name=f"{slug} app")
+    return Tenant(namespace=namespace, raw_key=raw, client=api_client(raw))
+
+
+@pytest.fixture
+def acme(db: None) -> Tenant:
+    return _tenant("acme")
+
+
+@pytest.fixture
+def globex(db: None) -> Tenant:
+    return _tenant("globex")
+
+
+@pytest.fixture
+def system_actor() -> Actor:
+    return Actor.system("tests")

@@ -1,0 +1,87 @@
+"""`Authorization: Bearer <key>` authentication, throttling and permission checks for the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.request import Request
+from rest_framework.throttling import SimpleRateThrottle
+
+from apps.accounts.models import ApiKey
+from apps.accounts.selectors import api_key_for_raw, api_key_prefix_of
+from apps.accounts.services import KEY_PREFIX, api_key_touch
+from apps.audit.actors import Actor
+from apps.audit.services import audit_denied
+
+# Query parameters that look like someone put a credential in the URL (where it is logged).
+_CREDENTIAL_PARAMS = {
+    "api_key",
+    "apikey",
+    "key",
+    "token",
+    "access_token",
+    "authorization",
+    "bearer",
+}
+
+
+class ApiKeyAuthentication(BaseAuthentication):
+    def authenticate(self, request: Request) -> tuple[ApiKey, ApiKey] | None:
+        if _credential_in_url(request):
+            audit_denied(
+                actor=Actor.anonymous(request), action="api.authenticate", reason="key_in_url"
+            )
+            raise exceptions.AuthenticationFailed(
+                "API keys are never accepted in the URL; send 'Authorization: Bearer <key>'. "
+                "Revoke a key that was sent in a URL.",
+                code="key_in_url",
+            )
+        header = get_authorization_header(request).split()
+        if not header:
+            return None
+        if header[0].lower() != b"bearer" or len(header) != 2:
+            raise exceptions.AuthenticationFailed(
+                "Use 'Authorization: Bearer <key>'.", code="authentication_failed"
+            )
+        raw = header[1].decode("latin-1")
+        api_key = api_key_for_raw(raw)
+        if api_key is None:
+            audit_denied(
+                actor=Actor.anonymous(request, claimed_id=api_key_prefix_of(raw)),
+                action="api.authenticate",
+                reason="invalid_revoked_or_expired_key",
+            )
+            raise exceptions.AuthenticationFailed(
+                "Invalid, revoked or expired API key.", code="authentication_failed"
+            )
+        api_key_touch(api_key)
+        return api_key, api_key
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="memoryhub"'
+
+
+def _credential_in_url(request: Request) -> bool:
+    for name, values in request.query_params.lists():
+        if name.lower() in _CREDENTIAL_PARAMS:
+            return True
+        if any(value.startswith(KEY_PREFIX) and api_key_prefix_of(value) for value in values):
+            return True
+    return False
+
+
+class ApiKeyRateThrottle(SimpleRateThrottle):
+    """Requests per API key, at MEMORYHUB_API_RATE (e.g. '1200/min')."""
+
+    scope = "api_key"
+
+    def get_rate(self) -> str:
+        return settings.MEMORYHUB_API_RATE
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        if not isinstance(request.auth, ApiKey):
+            return None
+        return f"throttle:api_key:{request.auth.prefix}"

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.utils import timezone
+
+
+class Permission(models.TextChoices):
+    MEMORIES_READ = "memories:read", "Read memories"
+    MEMORIES_WRITE = "memories:write", "Write memories"
+    CONTEXT = "context", "Recall and assemble context"
+    SUBJECTS_ADMIN = "subjects:admin", "Export and erase subjects, read the audit log"
+
+
+class ApiKey(models.Model):
+    """An app's credential. Only a prefix (for lookup and display) and a hash are stored.
+
+    The raw key `mh_<prefix>_<secret>` is shown once at creation. Secrets are 256 random
+    bits, so a fast hash (SHA-256) is safe here: no dictionary can guess them.
+    """
+
+    prefix = models.CharField(max_length=16, unique=True)
+    secret_hash = models.CharField(max_length=64)
+    name = models.CharField(max_length=200)
+    namespaces = models.ManyToManyField("namespaces.Namespace", related_name="api_keys")
+    permissions = ArrayField(models.CharField(max_length=32, choices=Permission.choices))
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix})"
+
+    # DRF treats the authenticated principal like a user.
+    is_authenticated = True
+
+    @property
+    def is_usable(self) -> bool:
+        now = timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+    def has_permission(self, permission: str) -> bool:
+        return permission in self.permissions

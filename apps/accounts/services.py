@@ -1,0 +1,99 @@
+"""API keys: created (raw key returned once), revoked, and marked as used."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounts.models import ApiKey, Permission
+from apps.audit.actors import Actor
+from apps.audit.services import audit_record
+from apps.namespaces.models import Namespace
+from memoryhub.exceptions import ApplicationError
+
+KEY_PREFIX = "mh_"
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def api_key_create(
+    *,
+    actor: Actor,
+    name: str,
+    namespaces: Iterable[Namespace],
+    permissions: Iterable[str],
+    expires_at: datetime | None = None,
+) -> tuple[ApiKey, str]:
+    """Create a key scoped to `namespaces` with `permissions`; returns (key, raw key).
+
+    The raw key is returned only here; the database keeps its prefix and SHA-256 hash.
+    """
+    namespaces = list(namespaces)
+    permissions = sorted(set(permissions))
+    unknown = [p for p in permissions if p not in Permission.values]
+    if unknown or not permissions:
+        raise ApplicationError(
+            "Unknown or missing permissions.",
+            details={"unknown": unknown, "allowed": list(Permission.values)},
+        )
+    if not namespaces:
+        raise ApplicationError("An API key needs at least one namespace.")
+    prefix = secrets.token_hex(6)
+    secret = secrets.token_urlsafe(32)
+    with transaction.atomic():
+        api_key = ApiKey.objects.create(
+            prefix=prefix,
+            secret_hash=hash_secret(secret),
+            name=name,
+            permissions=permissions,
+            created_by=actor.user,
+            expires_at=expires_at,
+        )
+        api_key.namespaces.set(namespaces)
+        audit_record(
+            actor=actor,
+            action="api_key.create",
+            namespace=namespaces[0] if len(namespaces) == 1 else None,
+            object_type="api_key",
+            object_id=prefix,
+            details={
+                "namespace_ids": [namespace.pk for namespace in namespaces],
+                "permissions": permissions,
+                "expires": expires_at is not None,
+            },
+        )
+    return api_key, f"{KEY_PREFIX}{prefix}_{secret}"
+
+
+def api_key_revoke(*, actor: Actor, api_key: ApiKey) -> ApiKey:
+    with transaction.atomic():
+        api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+        if api_key.revoked_at is None:
+            api_key.revoked_at = timezone.now()
+            api_key.save(update_fields=["revoked_at"])
+        namespaces = list(api_key.namespaces.all())
+        audit_record(
+            actor=actor,
+            action="api_key.revoke",
+            namespace=namespaces[0] if len(namespaces) == 1 else None,
+            object_type="api_key",
+            object_id=api_key.prefix,
+            details={"namespace_ids": [namespace.pk for namespace in namespaces]},
+        )
+    return api_key
+
+
+def api_key_touch(api_key: ApiKey, *, every: timedelta = timedelta(minutes=1)) -> None:
+    """Record use, at most once a minute per key (a conditional UPDATE, no audit: not a change)."""
+    now = timezone.now()
+    if api_key.last_used_at and now - api_key.last_used_at < every:
+        return
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    api_key.last_used_at = now

@@ -1,0 +1,68 @@
+"""Who did it: the acting party every service takes, with the request it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from apps.audit.models import ActorType
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+    from django.http import HttpRequest
+
+    from apps.accounts.models import ApiKey
+
+
+@dataclass(frozen=True)
+class Actor:
+    type: str
+    id: str
+    name: str
+    user: AbstractBaseUser | None = None
+    api_key: ApiKey | None = None
+    request_id: str = ""
+    ip: str | None = None
+
+    @classmethod
+    def system(cls, name: str = "system") -> Actor:
+        return cls(type=ActorType.SYSTEM, id="", name=name)
+
+    @classmethod
+    def for_user(cls, user: AbstractBaseUser, request: HttpRequest | None = None) -> Actor:
+        return cls(
+            type=ActorType.USER,
+            id=str(user.pk),
+            name=user.get_username(),
+            user=user,
+            **_request_fields(request),
+        )
+
+    @classmethod
+    def for_api_key(cls, api_key: ApiKey, request: HttpRequest | None = None) -> Actor:
+        return cls(
+            type=ActorType.API_KEY,
+            id=api_key.prefix,
+            name=api_key.name,
+            api_key=api_key,
+            **_request_fields(request),
+        )
+
+    @classmethod
+    def anonymous(cls, request: HttpRequest | None = None, *, claimed_id: str = "") -> Actor:
+        return cls(
+            type=ActorType.ANONYMOUS, id=claimed_id[:64], name="", **_request_fields(request)
+        )
+
+    @property
+    def display(self) -> str:
+        return f"{self.type}:{self.name or self.id}"
+
+
+def _request_fields(request: Any) -> dict[str, Any]:
+    if request is None:
+        return {}
+    return {
+        "request_id": getattr(request, "request_id", "") or "",
+        "ip": request.META.get("REMOTE_ADDR") or None,
+    }

@@ -1,0 +1,38 @@
+from rest_framework import serializers
+
+from apps.audit.models import AuditEvent, Outcome
+from memoryhub.api.serializers import StrictSerializer
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AuditEvent
+        fields = [
+            "id",
+            "created_at",
+            "actor_type",
+            "actor_id",
+            "actor_name",
+            "action",
+            "namespace_slug",
+            "subject_id",
+            "object_type",
+            "object_id",
+            "request_id",
+            "ip",
+            "outcome",
+            "details",
+            "prev_hash",
+            "hash",
+        ]
+        read_only_fields = fields
+
+
+class AuditQuerySerializer(StrictSerializer):
+    action = serializers.CharField(max_length=64, required=False)
+    outcome = serializers.ChoiceField(choices=Outcome.choices, required=False)
+    subject_id = serializers.UUIDField(required=False)
+    since = serializers.DateTimeField(required=False)
+    until = serializers.DateTimeField(required=False)
+    cursor = serializers.CharField(required=False)
+    page_size = serializers.IntegerField(min_value=1, max_value=200, required=False)

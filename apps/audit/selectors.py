@@ -1,0 +1,53 @@
+"""Reading the audit log: scoped lists and the chain verifier."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from django.db.models import QuerySet
+
+from apps.audit import chain
+from apps.audit.models import AuditEvent
+from apps.audit.services import event_as_chain_fields
+
+
+def audit_event_list(
+    *,
+    namespace_id: int,
+    action: str | None = None,
+    outcome: str | None = None,
+    subject_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[AuditEvent]:
+    """Events of one namespace, newest first. The caller has already been authorised for it."""
+    events = AuditEvent.objects.filter(namespace_id=namespace_id)
+    if action:
+        events = events.filter(action=action)
+    if outcome:
+        events = events.filter(outcome=outcome)
+    if subject_id:
+        events = events.filter(subject_id=subject_id)
+    if since:
+        events = events.filter(created_at__gte=since)
+    if until:
+        events = events.filter(created_at__lt=until)
+    return events.order_by("-id")
+
+
+def _chain_rows(batch_size: int = 2000) -> Iterator[dict[str, Any]]:
+    last_id = 0
+    while True:
+        batch = list(AuditEvent.objects.filter(id__gt=last_id).order_by("id")[:batch_size])
+        if not batch:
+            return
+        for event in batch:
+            yield event_as_chain_fields(event)
+        last_id = batch[-1].id
+
+
+def audit_chain_verify() -> tuple[int, chain.BrokenLink | None]:
+    """Walk the whole chain in id order; (links checked, first broken link or None)."""
+    return chain.verify(_chain_rows())

@@ -1,0 +1,176 @@
+"""Data keys and sealed content: the bridge between the pure crypto module and the models.
+
+Every DEK is stored wrapped by the key-encryption provider (the `MEMORYHUB_KEK` keyring),
+bound to its namespace, subject and version, so a wrapped key copied to another row does
+not unwrap. Content is sealed with associated data naming its table, row, subject, field
+and key version, so a ciphertext copied to another row, subject or field does not open.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Protocol
+
+from django.conf import settings
+from django.utils import timezone
+
+from apps.memories import crypto
+from apps.memories.models import DataKey, Memory, MemoryVersion, Subject
+from apps.namespaces.models import Namespace
+
+
+class Cipher(Protocol):
+    def encrypt(
+        self, data_key: bytes, plaintext: str, associated: crypto.AssociatedData
+    ) -> bytes: ...
+    def decrypt(self, data_key: bytes, blob: bytes, associated: crypto.AssociatedData) -> str: ...
+
+
+class AesGcmCipher:
+    encrypt = staticmethod(crypto.encrypt)
+    decrypt = staticmethod(crypto.decrypt)
+
+
+# The cipher for content. Only the write benchmark swaps it (for a no-op baseline).
+cipher: Cipher = AesGcmCipher()
+
+
+@lru_cache(maxsize=4)
+def _keyring(entries: tuple[tuple[int, bytes], ...]) -> crypto.LocalKeyring:
+    return crypto.LocalKeyring(dict(entries))
+
+
+def key_provider() -> crypto.KeyEncryptionProvider:
+    """The configured KEK provider (the local keyring from MEMORYHUB_KEK)."""
+    return _keyring(tuple(sorted(settings.MEMORYHUB_KEYRING.items())))
+
+
+def _wrap_context(namespace_id: int, subject_id: object | None, version: int) -> bytes:
+    return f"namespace={namespace_id};subject={subject_id or ''};version={version}".encode()
+
+
+def data_key_create(*, namespace: Namespace, subject: Subject | None = None) -> DataKey:
+    """Generate and store (wrapped) a new data key. Call inside the caller's transaction."""
+    version = 1
+    raw = crypto.new_data_key()
+    kek_version, wrapped = key_provider().wrap(
+        raw, context=_wrap_context(namespace.pk, subject.pk if subject else None, version)
+    )
+    return DataKey.objects.create(
+        namespace=namespace,
+        subject=subject,
+        version=version,
+        wrapped=wrapped,
+        kek_version=kek_version,
+    )
+
+
+def data_key_unwrap(data_key: DataKey) -> bytes:
+    return key_provider().unwrap(
+        bytes(data_key.wrapped),
+        kek_version=data_key.kek_version,
+        context=_wrap_context(data_key.namespace_id, data_key.subject_id, data_key.version),
+    )
+
+
+def data_key_rewrap(data_key: DataKey) -> bool:
+    """Re-wrap under the provider's current KEK. Returns False when it already was."""
+    provider = key_provider()
+    if data_key.kek_version == provider.current_version:
+        return False
+    raw = data_key_unwrap(data_key)
+    data_key.kek_version, data_key.wrapped = provider.wrap(
+        raw, context=_wrap_context(data_key.namespace_id, data_key.subject_id, data_key.version)
+    )
+    data_key.rewrapped_at = timezone.now()
+    data_key.save(update_fields=["kek_version", "wrapped", "rewrapped_at"])
+    return True
+
+
+@dataclass
+class KeyCache:
+    """Unwrapped data keys for one operation (a request, a task), fetched at most once each.
+
+    Keys live only in this object's memory and die with it; nothing is cached across
+    requests, so an erased subject's key cannot linger in a process.
+    """
+
+    _keys: dict[tuple[int, object], tuple[bytes, int]] = field(default_factory=dict)
+
+    def key_for(self, namespace_id: int, subject_id: object | None) -> tuple[bytes, int]:
+        """(raw data key, its version) for a subject, or the namespace's shared key."""
+        cache_key = (namespace_id, subject_id)
+        if cache_key not in self._keys:
+            stored = DataKey.objects.get(namespace_id=namespace_id, subject_id=subject_id)
+            self._keys[cache_key] = (data_key_unwrap(stored), stored.version)
+        return self._keys[cache_key]
+
+    def index_key(self, namespace_id: int) -> bytes:
+        shared, _ = self.key_for(namespace_id, None)
+        return crypto.derive_key(shared, "keyword-index")
+
+    def fingerprint_key(self, namespace_id: int) -> bytes:
+        shared, _ = self.key_for(namespace_id, None)
+        return crypto.derive_key(shared, "subject-fingerprint")
+
+    def forget(self, namespace_id: int, subject_id: object | None) -> None:
+        self._keys.pop((namespace_id, subject_id), None)
+
+
+def _memory_ad(memory: Memory, key_version: int) -> crypto.AssociatedData:
+    return crypto.AssociatedData(
+        table="memories_memory",
+        row_id=str(memory.id),
+        subject=str(memory.subject_id or ""),
+        field="content",
+        key_version=key_version,
+    )
+
+
+def _version_ad(
+    version: MemoryVersion, subject_id: object | None, key_version: int
+) -> crypto.AssociatedData:
+    return crypto.AssociatedData(
+        table="memories_memoryversion",
+        row_id=f"{version.memory_id}:{version.version}",
+        subject=str(subject_id or ""),
+        field="content",
+        key_version=key_version,
+    )
+
+
+def seal_memory(keys: KeyCache, memory: Memory, content: str) -> None:
+    raw, version = keys.key_for(memory.namespace_id, memory.subject_id)
+    memory.key_version = version
+    memory.content_encrypted = cipher.encrypt(raw, content, _memory_ad(memory, version))
+
+
+def open_memory(keys: KeyCache, memory: Memory) -> str:
+    raw, _ = keys.key_for(memory.namespace_id, memory.subject_id)
+    return cipher.decrypt(
+        raw, bytes(memory.content_encrypted), _memory_ad(memory, memory.key_version)
+    )
+
+
+def seal_version(
+    keys: KeyCache,
+    version: MemoryVersion,
+    subject_id: object | None,
+    namespace_id: int,
+    content: str,
+) -> None:
+    raw, key_version = keys.key_for(namespace_id, subject_id)
+    version.key_version = key_version
+    version.content_encrypted = cipher.encrypt(
+        raw, content, _version_ad(version, subject_id, key_version)
+    )
+
+
+def open_version(
+    keys: KeyCache, version: MemoryVersion, subject_id: object | None, namespace_id: int
+) -> str:
+    raw, _ = keys.key_for(namespace_id, subject_id)
+    return cipher.decrypt(
+        raw, bytes(version.content_encrypted), _version_ad(version, subject_id, version.key_version)
+    )

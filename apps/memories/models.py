@@ -1,0 +1,157 @@
+"""Subjects, their data keys, and memories with their versions.
+
+Sensitive text (memory content, earlier versions) is stored only as AES-256-GCM ciphertext
+under the owning subject's data key, or the namespace's shared key for memories without a
+subject. Data keys are stored only wrapped by the key-encryption keyring. Keyword search
+uses `token_index`, keyed hashes of stemmed tokens: no plaintext word is stored. `tags` and
+`metadata` are plaintext by design (for filtering) and documented as not for secrets.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from pgvector.django import VectorField
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class Subject(models.Model):
+    """An end user of an app, known by the app's own `external_id` (use opaque ids)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="subjects"
+    )
+    external_id = models.CharField(max_length=255)
+    paused = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["namespace", "external_id"], name="subject_unique_in_namespace"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace_id}/{self.id}"
+
+
+class DataKey(models.Model):
+    """A data key, wrapped by the keyring: one per subject, one per namespace (subject null).
+
+    Deleting the row crypto-shreds everything encrypted under it.
+    """
+
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="data_keys"
+    )
+    subject = models.OneToOneField(
+        Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="data_key"
+    )
+    version = models.PositiveIntegerField(default=1)
+    wrapped = models.BinaryField()
+    kek_version = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    rewrapped_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["namespace"],
+                condition=Q(subject__isnull=True),
+                name="one_shared_key_per_namespace",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"DataKey {self.pk} (kek v{self.kek_version})"
+
+
+class Kind(models.TextChoices):
+    SEMANTIC = "semantic", "Semantic (facts, preferences)"
+    EPISODIC = "episodic", "Episodic (what happened)"
+    PROCEDURAL = "procedural", "Procedural (instructions)"
+
+
+class Status(models.TextChoices):
+    ACTIVE = "active", "Active"
+    ARCHIVED = "archived", "Archived"
+    PENDING_REVIEW = "pending_review", "Pending review"
+
+
+class Memory(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="memories"
+    )
+    subject = models.ForeignKey(
+        Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="memories"
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SEMANTIC)
+    content_encrypted = models.BinaryField()
+    key_version = models.PositiveIntegerField()
+    token_index = ArrayField(models.IntegerField(), default=list, blank=True)
+    token_count = models.PositiveIntegerField(default=0)
+    importance = models.FloatField(default=0.5)
+    confidence = models.FloatField(default=1.0)
+    tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    source = models.JSONField(default=dict, blank=True)
+    occurred_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    valid_from = models.DateTimeField(default=timezone.now)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    version = models.PositiveIntegerField(default=1)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["namespace", "subject", "-created_at"], name="memory_by_subject"),
+            GinIndex(fields=["token_index"], name="memory_token_index"),
+            GinIndex(fields=["tags"], name="memory_tags"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(importance__gte=0) & Q(importance__lte=1), name="memory_importance_0_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_0_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Memory {self.id} v{self.version}"
+
+
+class MemoryVersion(models.Model):
+    """An earlier content of a memory, encrypted under the same data key, with who and why."""
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    content_encrypted = models.BinaryField()
+    key_version = models.PositiveIntegerField()
+    changed_by = models.CharField(max_length=200)
+    reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["memory", "-version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["memory", "version"], name="one_row_per_memory_version"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} v{self.version}"

@@ -1,0 +1,441 @@
+"""Writes for subjects and memories.
+
+Every function is keyword-only, runs in one transaction and writes exactly one audit event
+in it: either everything (row, version, audit) is stored or nothing is. Content is
+encrypted and indexed here, never in views or serializers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.audit.actors import Actor
+from apps.audit.services import audit_record
+from apps.memories import keyword_index
+from apps.memories.encryption import (
+    KeyCache,
+    data_key_create,
+    open_memory,
+    open_version,
+    seal_memory,
+    seal_version,
+)
+from apps.memories.models import DataKey, Kind, Memory, MemoryVersion, Status, Subject
+from apps.namespaces.models import Namespace
+from memoryhub.exceptions import ApplicationError
+
+EXPORT_SCHEMA_ID = "/api/v1/schemas/subject-export-v1.json"
+
+
+class _Unset:
+    pass
+
+
+UNSET: Any = _Unset()
+
+
+def validate_content(content: str) -> None:
+    """Refuse content that is empty, has NUL bytes, or exceeds the configured size."""
+    if not isinstance(content, str) or not content.strip():
+        raise ApplicationError("Content must be non-empty text.", details={"content": ["required"]})
+    if "\x00" in content:
+        raise ApplicationError("Content must not contain NUL bytes.", details={"content": ["nul"]})
+    size = len(content.encode("utf-8", errors="strict"))
+    limit = settings.MEMORYHUB_MAX_CONTENT_BYTES
+    if size > limit:
+        raise ApplicationError(
+            f"Content is {size} bytes; the limit is {limit}.",
+            code="content_too_large",
+            status_code=413,
+            details={"content": {"bytes": size, "limit": limit}},
+        )
+
+
+def subject_get_or_create(*, actor: Actor, namespace: Namespace, external_id: str) -> Subject:
+    """The subject with this external id, created (with its data key) on first use."""
+    subject = Subject.objects.filter(namespace=namespace, external_id=external_id).first()
+    if subject is not None:
+        return subject
+    try:
+        with transaction.atomic():
+            subject = Subject.objects.create(namespace=namespace, external_id=external_id)
+            data_key_create(namespace=namespace, subject=subject)
+            audit_record(
+                actor=actor,
+                action="subject.create",
+                namespace=namespace,
+                subject_id=subject.pk,
+                object_type="subject",
+                object_id=str(subject.pk),
+            )
+    except IntegrityError:  # created concurrently by another request: use theirs
+        return Subject.objects.get(namespace=namespace, external_id=external_id)
+    return subject
+
+
+def subject_set_paused(*, actor: Actor, subject: Subject, paused: bool) -> Subject:
+    with transaction.atomic():
+        Subject.objects.filter(pk=subject.pk).update(paused=paused)
+        subject.paused = paused
+        audit_record(
+            actor=actor,
+            action="subject.pause" if paused else "subject.resume",
+            namespace=subject.namespace,
+            subject_id=subject.pk,
+            object_type="subject",
+            object_id=str(subject.pk),
+        )
+    return subject
+
+
+def memory_create(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    content: str,
+    subject_external_id: str | None = None,
+    kind: str = Kind.SEMANTIC,
+    tags: list[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+    importance: float = 0.5,
+    confidence: float = 1.0,
+    source: dict[str, Any] | None = None,
+    occurred_at: datetime | None = None,
+    expires_at: datetime | None = None,
+    status: str = Status.ACTIVE,
+    keys: KeyCache | None = None,
+) -> Memory:
+    """Store a memory (encrypted, keyword-indexed) with its first version and audit event.
+
+    `subject_external_id=None` makes a shared memory under the namespace's key. The subject
+    is created on first use.
+    """
+    validate_content(content)
+    if kind not in Kind.values:
+        raise ApplicationError(
+            "Unknown kind.", details={"kind": [f"{kind!r} is not one of {Kind.values}"]}
+        )
+    keys = keys or KeyCache()
+    now = timezone.now()
+    with transaction.atomic():
+        subject = (
+            subject_get_or_create(actor=actor, namespace=namespace, external_id=subject_external_id)
+            if subject_external_id is not None
+            else None
+        )
+        memory = Memory(
+            id=uuid.uuid4(),
+            namespace=namespace,
+            subject=subject,
+            kind=kind,
+            importance=importance,
+            confidence=confidence,
+            tags=list(tags or []),
+            metadata=dict(metadata or {}),
+            source=dict(source or {}),
+            occurred_at=occurred_at,
+            created_at=now,
+            updated_at=now,
+            valid_from=now,
+            expires_at=expires_at,
+            status=status,
+            version=1,
+        )
+        _seal_and_index(keys, memory, content)
+        memory.save(force_insert=True)
+        _store_version(keys, memory, content, changed_by=actor.display, reason="created")
+        audit_record(
+            actor=actor,
+            action="memory.create",
+            namespace=namespace,
+            subject_id=subject.pk if subject else None,
+            object_type="memory",
+            object_id=str(memory.id),
+            details={"kind": kind, "bytes": len(content.encode()), "tokens": memory.token_count},
+        )
+    return memory
+
+
+def memory_update(
+    *,
+    actor: Actor,
+    memory: Memory,
+    content: str | None = None,
+    reason: str = "",
+    keys: KeyCache | None = None,
+    **changes: Any,
+) -> Memory:
+    """Change a memory. New content makes a new version (the old one stays in history).
+
+    Accepted `changes`: kind, tags, metadata, importance, confidence, status, expires_at,
+    occurred_at, valid_to.
+    """
+    allowed = {
+        "kind",
+        "tags",
+        "metadata",
+        "importance",
+        "confidence",
+        "status",
+        "expires_at",
+        "occurred_at",
+        "valid_to",
+    }
+    unknown = set(changes) - allowed
+    if unknown:
+        raise ApplicationError(
+            "Unknown memory fields.", details={field: ["unknown field"] for field in unknown}
+        )
+    if "kind" in changes and changes["kind"] not in Kind.values:
+        raise ApplicationError("Unknown kind.", details={"kind": ["unknown kind"]})
+    if "status" in changes and changes["status"] not in Status.values:
+        raise ApplicationError("Unknown status.", details={"status": ["unknown status"]})
+    if content is not None:
+        validate_content(content)
+    keys = keys or KeyCache()
+    with transaction.atomic():
+        memory = Memory.objects.select_for_update().select_related("namespace").get(pk=memory.pk)
+        changed = sorted(name for name, value in changes.items() if getattr(memory, name) != value)
+        for name in changed:
+            setattr(memory, name, changes[name])
+        if content is not None and content != open_memory(keys, memory):
+            memory.version += 1
+            _seal_and_index(keys, memory, content)
+            _store_version(
+                keys, memory, content, changed_by=actor.display, reason=reason[:200] or "updated"
+            )
+            changed.append("content")
+        memory.updated_at = timezone.now()
+        memory.save()
+        audit_record(
+            actor=actor,
+            action="memory.update",
+            namespace=memory.namespace,
+            subject_id=memory.subject_id,
+            object_type="memory",
+            object_id=str(memory.id),
+            details={"fields": changed, "version": memory.version},
+        )
+    return memory
+
+
+def memory_archive(*, actor: Actor, memory: Memory) -> Memory:
+    with transaction.atomic():
+        Memory.objects.filter(pk=memory.pk).update(
+            status=Status.ARCHIVED, updated_at=timezone.now()
+        )
+        memory.status = Status.ARCHIVED
+        audit_record(
+            actor=actor,
+            action="memory.archive",
+            namespace=memory.namespace,
+            subject_id=memory.subject_id,
+            object_type="memory",
+            object_id=str(memory.id),
+        )
+    return memory
+
+
+def memory_delete(*, actor: Actor, memory: Memory) -> None:
+    """Hard delete: the memory and all its versions."""
+    with transaction.atomic():
+        versions = MemoryVersion.objects.filter(memory=memory).count()
+        Memory.objects.filter(pk=memory.pk).delete()
+        audit_record(
+            actor=actor,
+            action="memory.delete",
+            namespace=memory.namespace,
+            subject_id=memory.subject_id,
+            object_type="memory",
+            object_id=str(memory.id),
+            details={"versions": versions},
+        )
+
+
+def subject_export(*, actor: Actor, subject: Subject) -> dict[str, Any]:
+    """Everything stored about a subject, decrypted, as a document valid against the schema."""
+    keys = KeyCache()
+    memories = list(Memory.objects.filter(subject=subject).order_by("created_at", "id"))
+    versions: dict[uuid.UUID, list[MemoryVersion]] = {}
+    for version in MemoryVersion.objects.filter(memory__subject=subject).order_by("version"):
+        versions.setdefault(version.memory_id, []).append(version)
+    document = {
+        "$schema": EXPORT_SCHEMA_ID,
+        "namespace": subject.namespace.slug,
+        "subject": {
+            "external_id": subject.external_id,
+            "paused": subject.paused,
+            "created_at": subject.created_at.isoformat(),
+        },
+        "exported_at": timezone.now().isoformat(),
+        "memories": [
+            {
+                **memory_public_fields(memory),
+                "content": open_memory(keys, memory),
+                "versions": [
+                    {
+                        "version": version.version,
+                        "content": open_version(keys, version, subject.pk, subject.namespace_id),
+                        "changed_by": version.changed_by,
+                        "reason": version.reason,
+                        "created_at": version.created_at.isoformat(),
+                    }
+                    for version in versions.get(memory.id, [])
+                ],
+            }
+            for memory in memories
+        ],
+    }
+    audit_record(
+        actor=actor,
+        action="subject.export",
+        namespace=subject.namespace,
+        subject_id=subject.pk,
+        object_type="subject",
+        object_id=str(subject.pk),
+        details={"memories": len(memories), "versions": sum(len(v) for v in versions.values())},
+    )
+    return document
+
+
+@dataclass(frozen=True)
+class ErasureReceipt:
+    subject_id: str
+    subject_fingerprint: str
+    memories_deleted: int
+    versions_deleted: int
+    data_keys_destroyed: int
+    erased_at: str
+    receipt_hash: str
+    audit_event_id: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def subject_erase(*, actor: Actor, subject: Subject) -> ErasureReceipt:
+    """Crypto-shred and delete a subject: destroy its data key, delete its memories, versions
+    and the subject row, and append a content-free receipt (counts, hashes, time) to the log.
+
+    Afterwards no plaintext or decryptable ciphertext of the subject remains in the database.
+    """
+    keys = KeyCache()
+    namespace = subject.namespace
+    with transaction.atomic():
+        subject = Subject.objects.select_for_update().get(pk=subject.pk)
+        fingerprint = hmac.new(
+            keys.fingerprint_key(namespace.pk), subject.external_id.encode(), hashlib.sha256
+        ).hexdigest()
+        memories = Memory.objects.filter(subject=subject)
+        counts = {
+            "memories_deleted": memories.count(),
+            "versions_deleted": MemoryVersion.objects.filter(memory__subject=subject).count(),
+        }
+        # The key goes first: whatever else might survive is undecryptable from here on.
+        counts["data_keys_destroyed"], _ = DataKey.objects.filter(subject=subject).delete()
+        MemoryVersion.objects.filter(memory__subject=subject).delete()
+        memories.delete()
+        subject_id = subject.pk
+        subject.delete()
+        erased_at = timezone.now().isoformat()
+        body = {
+            "subject_id": str(subject_id),
+            "subject_fingerprint": fingerprint,
+            **counts,
+            "erased_at": erased_at,
+        }
+        receipt_hash = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        event = audit_record(
+            actor=actor,
+            action="subject.erase",
+            namespace=namespace,
+            subject_id=subject_id,
+            object_type="subject",
+            object_id=str(subject_id),
+            details={**body, "receipt_hash": receipt_hash},
+        )
+    return ErasureReceipt(**body, receipt_hash=receipt_hash, audit_event_id=event.pk)
+
+
+def memory_public_fields(memory: Memory) -> dict[str, Any]:
+    """The non-secret fields of a memory as JSON-ready values (never the embedding)."""
+
+    def iso(value: datetime | None) -> str | None:
+        return value.isoformat() if value else None
+
+    return {
+        "id": str(memory.id),
+        "kind": memory.kind,
+        "tags": list(memory.tags),
+        "metadata": memory.metadata,
+        "importance": memory.importance,
+        "confidence": memory.confidence,
+        "source": memory.source,
+        "status": memory.status,
+        "version": memory.version,
+        "occurred_at": iso(memory.occurred_at),
+        "created_at": iso(memory.created_at),
+        "updated_at": iso(memory.updated_at),
+        "valid_from": iso(memory.valid_from),
+        "valid_to": iso(memory.valid_to),
+        "expires_at": iso(memory.expires_at),
+    }
+
+
+def _seal_and_index(keys: KeyCache, memory: Memory, content: str) -> None:
+    seal_memory(keys, memory, content)
+    memory.token_index = keyword_index.index_terms(content, keys.index_key(memory.namespace_id))
+    memory.token_count = len(memory.token_index)
+
+
+def _store_version(
+    keys: KeyCache, memory: Memory, content: str, *, changed_by: str, reason: str
+) -> None:
+    version = MemoryVersion(
+        memory=memory, version=memory.version, changed_by=changed_by[:200], reason=reason
+    )
+    seal_version(keys, version, memory.subject_id, memory.namespace_id, content)
+    version.save(force_insert=True)
+
+
+def data_keys_rotate(*, actor: Actor, batch_size: int = 500) -> int:
+    """Re-wrap every data key under the newest KEK, online, in short batches.
+
+    Readers are never blocked for long: each batch locks only its own rows, skipping rows
+    another transaction holds (they are picked up by the next pass). Returns how many keys
+    were re-wrapped; one audit event records the count. Afterwards the old KEK can go.
+    """
+    from apps.memories.encryption import data_key_rewrap, key_provider
+
+    current = key_provider().current_version
+    rewrapped = 0
+    while True:
+        with transaction.atomic():
+            batch = list(
+                DataKey.objects.exclude(kek_version=current)
+                .select_for_update(skip_locked=True)
+                .order_by("pk")[:batch_size]
+            )
+            for data_key in batch:
+                rewrapped += data_key_rewrap(data_key)
+        if not batch:
+            if not DataKey.objects.exclude(kek_version=current).exists():
+                break
+            continue  # only locked rows remain: try again once their holders commit
+    audit_record(
+        actor=actor,
+        action="keys.rotate",
+        object_type="data_key",
+        details={"rewrapped": rewrapped, "kek_version": current},
+    )
+    return rewrapped

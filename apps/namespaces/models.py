@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MinValueValidator
+from django.db import models
+
+
+class PiiPolicy(models.TextChoices):
+    ALLOW = "allow", "Allow"
+    TAG = "tag", "Store and tag"
+    REDACT = "redact", "Redact"
+    REJECT = "reject", "Reject"
+
+
+class Namespace(models.Model):
+    """A team's memory space: the unit of access control, retention, PII policy and key scope."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    pii_policy = models.CharField(max_length=16, choices=PiiPolicy.choices, default=PiiPolicy.ALLOW)
+    retention_days = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Archive memories older than this many days (none: keep)."
+    )
+    max_memories_per_subject = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)]
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    EDITOR = "editor", "Editor"
+    VIEWER = "viewer", "Viewer"
+
+
+ROLE_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.OWNER: 3}
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "namespace"], name="one_membership_per_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}@{self.namespace_id}:{self.role}"

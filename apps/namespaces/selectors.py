@@ -1,0 +1,45 @@
+"""Reads of namespaces, scoped by the caller. Outside the caller's scope is NotFound (404)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from apps.accounts.models import ApiKey
+from apps.namespaces.models import ROLE_RANK, Membership, Namespace, Role
+from memoryhub.exceptions import NotFound
+
+
+def namespaces_for_user(
+    user: AbstractBaseUser, *, min_role: str = Role.VIEWER
+) -> QuerySet[Namespace]:
+    if user.is_superuser:
+        return Namespace.objects.all()
+    roles = [role for role, rank in ROLE_RANK.items() if rank >= ROLE_RANK[Role(min_role)]]
+    return Namespace.objects.filter(memberships__user=user, memberships__role__in=roles)
+
+
+def namespace_for_user(
+    user: AbstractBaseUser, slug: str, *, min_role: str = Role.VIEWER
+) -> Namespace:
+    namespace = namespaces_for_user(user, min_role=min_role).filter(slug=slug).first()
+    if namespace is None:
+        raise NotFound("Namespace not found.")
+    return namespace
+
+
+def user_role(user: AbstractBaseUser, namespace: Namespace) -> str | None:
+    if user.is_superuser:
+        return Role.OWNER
+    return (
+        Membership.objects.filter(user=user, namespace=namespace)
+        .values_list("role", flat=True)
+        .first()
+    )
+
+
+def namespace_for_api_key(api_key: ApiKey, slug: str) -> Namespace:
+    namespace = api_key.namespaces.filter(slug=slug).first()
+    if namespace is None:
+        raise NotFound("Namespace not found.")
+    return namespace
