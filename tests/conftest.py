@@ -6,9 +6,8 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
-
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -109,7 +108,9 @@ class Tenant:
         return f"/api/v1/namespaces/{self.slug}/{path}"
 
 
-def make_api_key(namespaces: list[Namespace], permissions: list[str], name: str = "test key") -> str:
+def make_api_key(
+    namespaces: list[Namespace], permissions: list[str], name: str = "test key"
+) -> str:
     _, raw = api_key_create(
         actor=Actor.system("tests"), name=name, namespaces=namespaces, permissions=permissions
     )

@@ -7,7 +7,12 @@ from tests.conftest import Tenant
 def test_it_creates_and_reads_back_a_memory(acme: Tenant) -> None:
     response = acme.client.post(
         acme.url("memories"),
-        {"subject": "user-1", "content": "Prefers tea over coffee", "kind": "semantic", "tags": ["drinks"]},
+        {
+            "subject": "user-1",
+            "content": "Prefers tea over coffee",
+            "kind": "semantic",
+            "tags": ["drinks"],
+        },
         format="json",
     )
     assert response.status_code == 201, response.json()

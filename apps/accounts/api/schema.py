@@ -1,0 +1,15 @@
+"""Tells drf-spectacular how API keys authenticate (a Bearer token)."""
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "apps.accounts.api.authentication.ApiKeyAuthentication"
+    name = "ApiKey"
+
+    def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "`Authorization: Bearer mh_<prefix>_<secret>`. Never put a key in a URL.",
+        }
