@@ -12,7 +12,7 @@ class ApplicationError(Exception):
     """A refusal the caller can act on: bad input, a conflict, a policy."""
 
     status_code = 400
-    code = "invalid"
+    code = "validation_error"
 
     def __init__(
         self,

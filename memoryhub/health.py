@@ -44,7 +44,7 @@ def check_database() -> tuple[str, str | None, str | None]:
 
 
 def check_broker(timeout: float = 2.0) -> str:
-    if not settings.CELERY_BROKER_URL:
+    if settings.CELERY_TASK_ALWAYS_EAGER:
         return "in-process"
     from memoryhub.celery import app
 

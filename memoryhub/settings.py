@@ -202,14 +202,14 @@ MEMORYHUB_MAX_CONTENT_BYTES = env_int(
     "MEMORYHUB_MAX_CONTENT_BYTES", 32_768, minimum=1, maximum=1_048_576
 )
 MEMORYHUB_API_RATE = env_str("MEMORYHUB_API_RATE", "1200/min")
+MEMORYHUB_AUTH_FAILURES_PER_MINUTE = env_int("MEMORYHUB_AUTH_FAILURES_PER_MINUTE", 60, minimum=1)
 
 # --- Celery ---------------------------------------------------------------------------------
 # Without a broker, tasks run in-process (eagerly), so the embedded quickstart needs none.
-CELERY_BROKER_URL = env_url(
-    "CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqs", "memory")
-)
-CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND")
-CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+_broker_url = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqs"))
+CELERY_TASK_ALWAYS_EAGER = _broker_url is None
+# In-process mode still names a transport, so nothing ever tries a default localhost broker.
+CELERY_BROKER_URL = _broker_url or "memory://"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

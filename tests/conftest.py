@@ -143,3 +143,13 @@ def globex(db: None) -> Tenant:
 @pytest.fixture
 def system_actor() -> Actor:
     return Actor.system("tests")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> Iterator[None]:
+    """Throttle and failed-login counters live in the cache: no test inherits another's."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()

@@ -52,3 +52,19 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.action} {self.outcome}"
+
+
+class ChainHead(models.Model):
+    """The newest link of the chain: one row, updated with every append.
+
+    Appending locks this row (UPDATE … RETURNING), which serialises appends and hands out
+    the next id and the previous hash in one statement. `audit_verify` also checks that the
+    head matches the newest event, so cutting events off the end of the log is detected.
+    """
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    last_id = models.BigIntegerField(default=0)
+    last_hash = models.CharField(max_length=64)
+
+    def __str__(self) -> str:
+        return f"head at event {self.last_id}"

@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from apps.audit import chain
-from apps.audit.models import AuditEvent
+from apps.audit.models import AuditEvent, ChainHead
 from apps.audit.services import event_as_chain_fields
 
 
@@ -49,5 +49,18 @@ def _chain_rows(batch_size: int = 2000) -> Iterator[dict[str, Any]]:
 
 
 def audit_chain_verify() -> tuple[int, chain.BrokenLink | None]:
-    """Walk the whole chain in id order; (links checked, first broken link or None)."""
-    return chain.verify(_chain_rows())
+    """Walk the whole chain in id order; (links checked, first broken link or None).
+
+    Also compares the chain head with the newest event: events cut off the end of the log
+    (which leave the remaining chain intact) show up as a head that points past them.
+    """
+    checked, broken = chain.verify(_chain_rows())
+    if broken is not None:
+        return checked, broken
+    head = ChainHead.objects.filter(pk=1).values_list("last_id", "last_hash").first()
+    newest = AuditEvent.objects.order_by("-id").values_list("id", "hash").first()
+    if head is not None and head[0] > 0 and (newest is None or tuple(newest) != tuple(head)):
+        return checked, chain.BrokenLink(
+            head[0], "the chain head points at an event that is missing or altered (log truncated)"
+        )
+    return checked, None

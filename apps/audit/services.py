@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -12,9 +13,30 @@ from apps.audit import chain
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent, Outcome
 
-# Serialises appends so that each event links to the one committed before it. Held until
-# the surrounding transaction commits, which keeps the chain linear under concurrency.
-_CHAIN_LOCK_KEY = 0x4D48_4155  # "MHAU"
+_TAKE_NEXT_LINK = (
+    "UPDATE audit_chainhead SET last_id = last_id + 1 WHERE id = 1 RETURNING last_id, last_hash"
+)
+# The head row goes missing only when the table is emptied (test flushes): rebuild it from the
+# newest event, so the chain continues where the events end.
+_REBUILD_HEAD = """
+    INSERT INTO audit_chainhead (id, last_id, last_hash)
+    SELECT 1, COALESCE(MAX(id), 0),
+           COALESCE((SELECT hash FROM audit_auditevent ORDER BY id DESC LIMIT 1), %s)
+    FROM audit_auditevent
+    ON CONFLICT (id) DO NOTHING
+"""
+_APPEND = """
+    WITH appended AS (
+        INSERT INTO audit_auditevent (
+            id, created_at, actor_type, actor_id, actor_name, action, namespace_id,
+            namespace_slug, subject_id, object_type, object_id, request_id, ip, outcome,
+            details, prev_hash, hash
+        ) VALUES (
+            %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::inet, %s, %s::jsonb, %s, %s
+        )
+    )
+    UPDATE audit_chainhead SET last_hash = %s WHERE id = 1
+"""
 
 
 def audit_record(
@@ -32,13 +54,21 @@ def audit_record(
 
     Invariant: `details` is content-free (ids, field names, counts, hashes). Callers never
     pass memory text, keys or embeddings. Outside a transaction it opens its own.
+
+    Two statements: the first locks the chain head (serialising appends until commit) and
+    returns the next id with the previous hash; the second inserts the event and moves the
+    head. Under READ COMMITTED the locked UPDATE always sees the newest committed head.
     """
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_CHAIN_LOCK_KEY])
-            cursor.execute("SELECT nextval(pg_get_serial_sequence('audit_auditevent', 'id'))")
-            (event_id,) = cursor.fetchone()
-        previous = AuditEvent.objects.order_by("-id").values_list("hash", flat=True).first()
+    # No savepoint: nothing to roll back to inside the caller's transaction, and it saves two
+    # round trips per write.
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(_TAKE_NEXT_LINK)
+        row = cursor.fetchone()
+        if row is None:
+            cursor.execute(_REBUILD_HEAD, [chain.GENESIS])
+            cursor.execute(_TAKE_NEXT_LINK)
+            row = cursor.fetchone()
+        event_id, previous = row
         event = AuditEvent(
             id=event_id,
             created_at=timezone.now(),
@@ -55,10 +85,20 @@ def audit_record(
             ip=actor.ip,
             outcome=outcome,
             details=details or {},
-            prev_hash=previous or chain.GENESIS,
+            prev_hash=previous,
         )
         event.hash = chain.link_hash(event_as_chain_fields(event))
-        event.save(force_insert=True)
+        cursor.execute(
+            _APPEND,
+            [
+                event.id, event.created_at, event.actor_type, event.actor_id, event.actor_name,
+                event.action, event.namespace_id, event.namespace_slug, event.subject_id,
+                event.object_type, event.object_id, event.request_id, event.ip, event.outcome,
+                json.dumps(event.details), event.prev_hash, event.hash, event.hash,
+            ],
+        )  # fmt: skip
+    event._state.adding = False
+    event._state.db = connection.alias
     return event
 
 

@@ -80,8 +80,9 @@ class DecryptionError(CryptoError):
     """A blob could not be decrypted or unwrapped.
 
     Raised for a wrong key, tampered or truncated bytes, mismatched associated data or an unknown
-    format byte. The message is generic on purpose: it never contains key material or plaintext,
-    and it does not tell an attacker *which* check failed.
+    format byte. Messages never contain key material or plaintext. They name structural problems
+    (truncated, unknown format) but a wrong key, tampered bytes and a wrong location all give the
+    same "authentication failed": AES-GCM cannot tell them apart, and neither should a caller.
     """
 
 

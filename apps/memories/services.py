@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +32,7 @@ from apps.memories.encryption import (
     seal_version,
 )
 from apps.memories.models import DataKey, Kind, Memory, MemoryVersion, Status, Subject
+from apps.memories.tasks import vacuum_data_keys
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import ApplicationError
 
@@ -364,6 +366,7 @@ def subject_erase(*, actor: Actor, subject: Subject) -> ErasureReceipt:
             object_id=str(subject_id),
             details={**body, "receipt_hash": receipt_hash},
         )
+        vacuum_data_keys.delay_on_commit()
     return ErasureReceipt(**body, receipt_hash=receipt_hash, audit_event_id=event.pk)
 
 
@@ -394,7 +397,10 @@ def memory_public_fields(memory: Memory) -> dict[str, Any]:
 
 def _seal_and_index(keys: KeyCache, memory: Memory, content: str) -> None:
     seal_memory(keys, memory, content)
-    memory.token_index = keyword_index.index_terms(content, keys.index_key(memory.namespace_id))
+    # Sorted: BM25 needs only term counts, and the stored order would leak word sequence.
+    memory.token_index = sorted(
+        keyword_index.index_terms(content, keys.index_key(memory.namespace_id))
+    )
     memory.token_count = len(memory.token_index)
 
 
@@ -431,7 +437,7 @@ def data_keys_rotate(*, actor: Actor, batch_size: int = 500) -> int:
         if not batch:
             if not DataKey.objects.exclude(kek_version=current).exists():
                 break
-            continue  # only locked rows remain: try again once their holders commit
+            time.sleep(0.05)  # only locked rows remain: retry once their holders commit
     audit_record(
         actor=actor,
         action="keys.rotate",

@@ -33,6 +33,8 @@ class NamespacedAPIView(APIView):
 
     def check_permissions(self, request: Request) -> None:
         super().check_permissions(request)  # authenticated at all
+        # Throttle before the scope and permission checks, so refused requests count too.
+        super().check_throttles(request)
         self.api_key = request.auth
         self.actor = Actor.for_api_key(self.api_key, request)
         slug = self.kwargs.get("namespace", "")
@@ -52,6 +54,9 @@ class NamespacedAPIView(APIView):
                 reason=f"missing_permission:{needed}",
             )
             raise exceptions.PermissionDenied(f"This API key lacks the '{needed}' permission.")
+
+    def check_throttles(self, request: Request) -> None:
+        """Done in check_permissions already (DRF would throttle only after permissions)."""
 
     def audit_action(self, request: Request) -> str:
         return f"api.{type(self).__name__}.{(request.method or '').lower()}"

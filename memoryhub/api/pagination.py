@@ -1,8 +1,17 @@
+from typing import Any
+
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination
 
 
 class NewestFirstCursorPagination(CursorPagination):
     """`results` + `next`/`previous` cursors; stable under concurrent inserts."""
+
+    def decode_cursor(self, request: Any) -> Any:
+        try:
+            return super().decode_cursor(request)
+        except NotFound:  # DRF says 404; a malformed parameter is a 400 naming it
+            raise ValidationError({self.cursor_query_param: ["Invalid cursor."]}) from None
 
     ordering = ("-created_at", "-id")
     page_size = 50

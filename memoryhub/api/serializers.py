@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
@@ -19,6 +21,19 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class StrictSerializerSchema(OpenApiSerializerExtension):
+    """Documents what StrictSerializer enforces: no properties beyond the declared ones."""
+
+    target_class = StrictSerializer
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
+        schema = auto_schema._map_basic_serializer(self.target, direction)
+        schema["additionalProperties"] = False
+        return schema
+
+
+@extend_schema_field({"type": "object", "additionalProperties": {}})
 class BoundedJSONObjectField(serializers.JSONField):
     """A JSON object (not a list or scalar) of bounded serialized size, without NUL bytes."""
 

@@ -30,12 +30,14 @@ def test_it_reports_503_when_the_database_is_unreachable(
 @pytest.mark.django_db
 def test_it_reports_an_unreachable_broker(client: Client, settings) -> None:
     settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
+    settings.CELERY_TASK_ALWAYS_EAGER = False
     from memoryhub.celery import app
 
+    previous = app.conf.broker_url
     app.conf.broker_url = settings.CELERY_BROKER_URL
     try:
         response = client.get("/healthz")
     finally:
-        app.conf.broker_url = None
+        app.conf.broker_url = previous
     assert response.status_code == 503
     assert response.json()["broker"] == "error"

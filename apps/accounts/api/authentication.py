@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
@@ -16,7 +18,9 @@ from apps.accounts.services import KEY_PREFIX, api_key_touch
 from apps.audit.actors import Actor
 from apps.audit.services import audit_denied
 
-# Query parameters that look like someone put a credential in the URL (where it is logged).
+# A raw key anywhere in the path, or a credential-looking query parameter: a key in a URL
+# ends up in logs and browser history, so such requests are refused outright.
+_KEY_IN_TEXT = re.compile(rf"{KEY_PREFIX}[0-9a-f]{{12}}_")
 _CREDENTIAL_PARAMS = {
     "api_key",
     "apikey",
@@ -28,12 +32,30 @@ _CREDENTIAL_PARAMS = {
 }
 
 
+def _refuse(request: Request, *, reason: str, claimed_id: str = "") -> None:
+    """Count a failed attempt per client address; audit it unless the address is over its
+    limit, in which case the answer is 429 and nothing is written (no audit-log flooding)."""
+    address = request.META.get("REMOTE_ADDR") or "unknown"
+    key = f"authfail:{address}"
+    cache.add(key, 0, timeout=60)
+    try:
+        failures = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=60)
+        failures = 1
+    if failures > settings.MEMORYHUB_AUTH_FAILURES_PER_MINUTE:
+        raise exceptions.Throttled(wait=60, detail="Too many failed authentication attempts.")
+    audit_denied(
+        actor=Actor.anonymous(request, claimed_id=claimed_id),
+        action="api.authenticate",
+        reason=reason,
+    )
+
+
 class ApiKeyAuthentication(BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[ApiKey, ApiKey] | None:
         if _credential_in_url(request):
-            audit_denied(
-                actor=Actor.anonymous(request), action="api.authenticate", reason="key_in_url"
-            )
+            _refuse(request, reason="key_in_url")
             raise exceptions.AuthenticationFailed(
                 "API keys are never accepted in the URL; send 'Authorization: Bearer <key>'. "
                 "Revoke a key that was sent in a URL.",
@@ -49,10 +71,8 @@ class ApiKeyAuthentication(BaseAuthentication):
         raw = header[1].decode("latin-1")
         api_key = api_key_for_raw(raw)
         if api_key is None:
-            audit_denied(
-                actor=Actor.anonymous(request, claimed_id=api_key_prefix_of(raw)),
-                action="api.authenticate",
-                reason="invalid_revoked_or_expired_key",
+            _refuse(
+                request, reason="invalid_revoked_or_expired_key", claimed_id=api_key_prefix_of(raw)
             )
             raise exceptions.AuthenticationFailed(
                 "Invalid, revoked or expired API key.", code="authentication_failed"
@@ -65,6 +85,8 @@ class ApiKeyAuthentication(BaseAuthentication):
 
 
 def _credential_in_url(request: Request) -> bool:
+    if _KEY_IN_TEXT.search(request.path):
+        return True
     for name, values in request.query_params.lists():
         if name.lower() in _CREDENTIAL_PARAMS:
             return True

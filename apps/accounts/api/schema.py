@@ -11,5 +11,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
         return {
             "type": "http",
             "scheme": "bearer",
-            "description": "`Authorization: Bearer mh_<prefix>_<secret>`. Never put a key in a URL.",
+            "description": (
+                "`Authorization: Bearer mh_<prefix>_<secret>`. Never put a key in a URL."
+            ),
         }

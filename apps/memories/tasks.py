@@ -1,0 +1,18 @@
+"""Background jobs of the memory store. Tasks take ids, hold no logic, and are idempotent."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import connection
+
+
+@shared_task(name="memories.vacuum_data_keys")
+def vacuum_data_keys() -> None:
+    """Reclaim dead rows of the data-key table after an erasure.
+
+    A deleted row lingers in its page until VACUUM; for data keys that would leave a wrapped
+    (KEK-decryptable) copy of an erased subject's key on disk. The table is small, so this
+    is quick; it runs after the erasure commits (VACUUM cannot run inside a transaction).
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM memories_datakey")
