@@ -10,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 from memoryhub.env import (
     env_bool,
     env_choice,
+    env_float,
     env_int,
     env_list,
     env_path,
@@ -203,6 +204,22 @@ MEMORYHUB_MAX_CONTENT_BYTES = env_int(
 )
 MEMORYHUB_API_RATE = env_str("MEMORYHUB_API_RATE", "1200/min")
 MEMORYHUB_AUTH_FAILURES_PER_MINUTE = env_int("MEMORYHUB_AUTH_FAILURES_PER_MINUTE", 60, minimum=1)
+
+# Embeddings: "local" (sentence-transformers; MEMORYHUB_EMBEDDING_MODEL is a path or a
+# Hugging Face id, default the offline all-MiniLM-L6-v2 copy) or "openai" (any compatible
+# /v1/embeddings endpoint at MEMORYHUB_EMBEDDING_URL). The vector column has 384 dimensions.
+MEMORYHUB_EMBEDDING_PROVIDER = env_choice(
+    "MEMORYHUB_EMBEDDING_PROVIDER", "local", ("local", "openai")
+)
+MEMORYHUB_EMBEDDING_MODEL = env_str("MEMORYHUB_EMBEDDING_MODEL")
+MEMORYHUB_EMBEDDING_URL = env_url("MEMORYHUB_EMBEDDING_URL", schemes=("http", "https"))
+MEMORYHUB_EMBEDDING_API_KEY = env_str("MEMORYHUB_EMBEDDING_API_KEY")
+MEMORYHUB_EMBEDDING_DIMENSIONS = env_int(
+    "MEMORYHUB_EMBEDDING_DIMENSIONS", 384, minimum=384, maximum=384
+)
+MEMORYHUB_EMBEDDING_TIMEOUT = env_float("MEMORYHUB_EMBEDDING_TIMEOUT", 30.0, minimum=0.1)
+if MEMORYHUB_EMBEDDING_PROVIDER == "openai" and not MEMORYHUB_EMBEDDING_URL:
+    raise ImproperlyConfigured("MEMORYHUB_EMBEDDING_PROVIDER=openai needs MEMORYHUB_EMBEDDING_URL.")
 
 # --- Celery ---------------------------------------------------------------------------------
 # Without a broker, tasks run in-process (eagerly), so the embedded quickstart needs none.

@@ -18,6 +18,7 @@ from apps.accounts.services import api_key_create
 from apps.audit.actors import Actor
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_create
+from tests.embedder import DeterministicEmbedder
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 REDIS_TEST_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
@@ -153,3 +154,14 @@ def _fresh_cache() -> Iterator[None]:
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def test_embedder() -> Iterator[DeterministicEmbedder]:
+    """Every test embeds with the deterministic embedder unless it installs another."""
+    from apps.memories.embeddings import set_provider
+
+    embedder = DeterministicEmbedder()
+    set_provider(embedder)
+    yield embedder
+    set_provider(None)

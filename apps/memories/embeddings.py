@@ -78,7 +78,7 @@ class SentenceTransformerProvider:
 
                     started = time.perf_counter()
                     model = SentenceTransformer(self.model_ref, device="cpu")
-                    self.dimensions = int(model.get_sentence_embedding_dimension())
+                    self.dimensions = int(model.get_embedding_dimension())
                     self._model = model
                     logger.info(
                         "Loaded embedding model %s (%d dimensions) in %.1fs",

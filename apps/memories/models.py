@@ -16,7 +16,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import VectorField
+from pgvector.django import HnswIndex, VectorField
 
 EMBEDDING_DIMENSIONS = 384
 
@@ -113,13 +113,37 @@ class Memory(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     version = models.PositiveIntegerField(default=1)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # Conversation turns know their place: the session they belong to and their position in
+    # it. Recall uses the neighbouring turns (two either side) as context of each turn.
+    session_key = models.CharField(max_length=200, blank=True, default="")
+    position = models.IntegerField(null=True, blank=True)
+    # Keyed-hash tokens of the neighbouring turns (+-1 twice, +-2 once: weights 2:1), sorted,
+    # and the neighbour-weighted embedding; derived from stored columns, refreshed on writes.
+    context_index = ArrayField(models.IntegerField(), default=list, blank=True)
+    context_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["namespace", "subject", "-created_at"], name="memory_by_subject"),
+            models.Index(fields=["subject", "session_key", "position"], name="memory_by_session"),
             GinIndex(fields=["token_index"], name="memory_token_index"),
+            GinIndex(fields=["context_index"], name="memory_context_index"),
             GinIndex(fields=["tags"], name="memory_tags"),
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            HnswIndex(
+                name="memory_context_hnsw",
+                fields=["context_embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
         ]
         constraints = [
             models.CheckConstraint(
@@ -155,3 +179,34 @@ class MemoryVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id} v{self.version}"
+
+
+class RecallLog(models.Model):
+    """Which memories went to whom: one row per recall or context request, ids only.
+
+    No query text, no content, no scores beyond ranks: it answers "memory M was served to
+    key K in request R" for admins and for the subject. Erased with the subject.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
+    )
+    subject = models.ForeignKey(
+        Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="recall_logs"
+    )
+    purpose = models.CharField(max_length=16, default="recall")
+    actor_type = models.CharField(max_length=16)
+    actor_id = models.CharField(max_length=64, blank=True)
+    request_id = models.CharField(max_length=64, blank=True)
+    memory_ids = ArrayField(models.UUIDField(), default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["namespace", "subject", "-created_at"], name="recall_by_subject")
+        ]
+
+    def __str__(self) -> str:
+        return f"recall {self.id}"

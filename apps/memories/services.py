@@ -12,7 +12,7 @@ import hmac
 import json
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -22,7 +22,6 @@ from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
-from apps.memories import keyword_index
 from apps.memories.encryption import (
     KeyCache,
     data_key_create,
@@ -31,6 +30,7 @@ from apps.memories.encryption import (
     seal_memory,
     seal_version,
 )
+from apps.memories.indexing import embed_memories, index_memory, refresh_neighbour_context
 from apps.memories.models import DataKey, Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.tasks import vacuum_data_keys
 from apps.namespaces.models import Namespace
@@ -100,6 +100,25 @@ def subject_set_paused(*, actor: Actor, subject: Subject, paused: bool) -> Subje
     return subject
 
 
+@dataclass
+class NewMemory:
+    """One memory to store; see `memory_create` for the meaning of each field."""
+
+    content: str
+    subject_external_id: str | None = None
+    kind: str = Kind.SEMANTIC
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    importance: float = 0.5
+    confidence: float = 1.0
+    source: dict[str, Any] = field(default_factory=dict)
+    occurred_at: datetime | None = None
+    expires_at: datetime | None = None
+    status: str = Status.ACTIVE
+    session_key: str = ""
+    position: int | None = None
+
+
 def memory_create(
     *,
     actor: Actor,
@@ -115,57 +134,149 @@ def memory_create(
     occurred_at: datetime | None = None,
     expires_at: datetime | None = None,
     status: str = Status.ACTIVE,
+    session_key: str | None = None,
+    position: int | None = None,
     keys: KeyCache | None = None,
 ) -> Memory:
-    """Store a memory (encrypted, keyword-indexed) with its first version and audit event.
+    """Store a memory (encrypted, keyword-indexed, embedded) with its first version and one
+    audit event.
 
-    `subject_external_id=None` makes a shared memory under the namespace's key. The subject
-    is created on first use.
+    `subject_external_id=None` makes a shared memory under the namespace's key; the subject
+    is created on first use. A memory with a `session_key` (default: `source["session"]`) is
+    a turn of that conversation at `position` (default: after the last one); its neighbours'
+    context is refreshed in the same transaction.
     """
-    validate_content(content)
-    if kind not in Kind.values:
-        raise ApplicationError(
-            "Unknown kind.", details={"kind": [f"{kind!r} is not one of {Kind.values}"]}
-        )
-    keys = keys or KeyCache()
-    now = timezone.now()
+    source = dict(source or {})
+    item = NewMemory(
+        content=content,
+        subject_external_id=subject_external_id,
+        kind=kind,
+        tags=list(tags or []),
+        metadata=dict(metadata or {}),
+        importance=importance,
+        confidence=confidence,
+        source=source,
+        occurred_at=occurred_at,
+        expires_at=expires_at,
+        status=status,
+        session_key=session_key if session_key is not None else str(source.get("session") or ""),
+        position=position,
+    )
     with transaction.atomic():
-        subject = (
-            subject_get_or_create(actor=actor, namespace=namespace, external_id=subject_external_id)
-            if subject_external_id is not None
-            else None
-        )
-        memory = Memory(
-            id=uuid.uuid4(),
-            namespace=namespace,
-            subject=subject,
-            kind=kind,
-            importance=importance,
-            confidence=confidence,
-            tags=list(tags or []),
-            metadata=dict(metadata or {}),
-            source=dict(source or {}),
-            occurred_at=occurred_at,
-            created_at=now,
-            updated_at=now,
-            valid_from=now,
-            expires_at=expires_at,
-            status=status,
-            version=1,
-        )
-        _seal_and_index(keys, memory, content)
-        memory.save(force_insert=True)
-        _store_version(keys, memory, content, changed_by=actor.display, reason="created")
+        (memory,) = _create_memories(actor=actor, namespace=namespace, items=[item], keys=keys)
         audit_record(
             actor=actor,
             action="memory.create",
             namespace=namespace,
-            subject_id=subject.pk if subject else None,
+            subject_id=memory.subject_id,
             object_type="memory",
             object_id=str(memory.id),
             details={"kind": kind, "bytes": len(content.encode()), "tokens": memory.token_count},
         )
     return memory
+
+
+def memories_create_bulk(
+    *, actor: Actor, namespace: Namespace, items: list[NewMemory], keys: KeyCache | None = None
+) -> list[Memory]:
+    """Store many memories in one transaction with batched embedding and one audit event.
+
+    All or nothing: one invalid item refuses the whole batch, naming its index.
+    """
+    if not items:
+        return []
+    with transaction.atomic():
+        memories = _create_memories(actor=actor, namespace=namespace, items=items, keys=keys)
+        audit_record(
+            actor=actor,
+            action="memory.create_bulk",
+            namespace=namespace,
+            object_type="memory",
+            details={
+                "count": len(memories),
+                "subjects": len({m.subject_id for m in memories}),
+                "tokens": sum(m.token_count for m in memories),
+            },
+        )
+    return memories
+
+
+def _create_memories(
+    *, actor: Actor, namespace: Namespace, items: list[NewMemory], keys: KeyCache | None
+) -> list[Memory]:
+    for index, item in enumerate(items):
+        try:
+            validate_content(item.content)
+        except ApplicationError as error:
+            if len(items) > 1:
+                error.details = {"item": index, **error.details}
+            raise
+        if item.kind not in Kind.values:
+            raise ApplicationError(
+                "Unknown kind.", details={"kind": [f"{item.kind!r} is not one of {Kind.values}"]}
+            )
+    keys = keys or KeyCache()
+    now = timezone.now()
+    subjects: dict[str, Subject] = {}
+    for item in items:
+        external_id = item.subject_external_id
+        if external_id is not None and external_id not in subjects:
+            subjects[external_id] = subject_get_or_create(
+                actor=actor, namespace=namespace, external_id=external_id
+            )
+    next_position: dict[tuple[object, str], int] = {}
+    memories: list[Memory] = []
+    for item in items:
+        subject = subjects.get(item.subject_external_id) if item.subject_external_id else None
+        position = item.position
+        if item.session_key and position is None:
+            slot = (subject.pk if subject else None, item.session_key)
+            if slot not in next_position:
+                last = (
+                    Memory.objects.filter(
+                        namespace=namespace, subject=subject, session_key=item.session_key
+                    )
+                    .order_by("-position")
+                    .values_list("position", flat=True)
+                    .first()
+                )
+                next_position[slot] = (last if last is not None else -1) + 1
+            position = next_position[slot]
+            next_position[slot] += 1
+        memory = Memory(
+            id=uuid.uuid4(),
+            namespace=namespace,
+            subject=subject,
+            kind=item.kind,
+            importance=item.importance,
+            confidence=item.confidence,
+            tags=list(item.tags),
+            metadata=dict(item.metadata),
+            source=dict(item.source),
+            occurred_at=item.occurred_at,
+            created_at=now,
+            updated_at=now,
+            valid_from=now,
+            expires_at=item.expires_at,
+            status=item.status,
+            version=1,
+            session_key=item.session_key,
+            position=position,
+        )
+        _seal_and_index(keys, memory, item.content)
+        memories.append(memory)
+    embed_memories(memories, [item.content for item in items])
+    Memory.objects.bulk_create(memories)
+    versions = []
+    for memory, item in zip(memories, items, strict=True):
+        version = MemoryVersion(
+            memory=memory, version=1, changed_by=actor.display[:200], reason="created"
+        )
+        seal_version(keys, version, memory.subject_id, memory.namespace_id, item.content)
+        versions.append(version)
+    MemoryVersion.objects.bulk_create(versions)
+    refresh_neighbour_context(memories)
+    return memories
 
 
 def memory_update(
@@ -216,9 +327,14 @@ def memory_update(
             _store_version(
                 keys, memory, content, changed_by=actor.display, reason=reason[:200] or "updated"
             )
+            embed_memories([memory], [content])
             changed.append("content")
+        elif "occurred_at" in changed:
+            index_memory(memory, open_memory(keys, memory), keys.index_key(memory.namespace_id))
         memory.updated_at = timezone.now()
         memory.save()
+        if "content" in changed or "occurred_at" in changed:
+            refresh_neighbour_context([memory])
         audit_record(
             actor=actor,
             action="memory.update",
@@ -253,6 +369,7 @@ def memory_delete(*, actor: Actor, memory: Memory) -> None:
     with transaction.atomic():
         versions = MemoryVersion.objects.filter(memory=memory).count()
         Memory.objects.filter(pk=memory.pk).delete()
+        refresh_neighbour_context([memory])
         audit_record(
             actor=actor,
             action="memory.delete",
@@ -397,11 +514,7 @@ def memory_public_fields(memory: Memory) -> dict[str, Any]:
 
 def _seal_and_index(keys: KeyCache, memory: Memory, content: str) -> None:
     seal_memory(keys, memory, content)
-    # Sorted: BM25 needs only term counts, and the stored order would leak word sequence.
-    memory.token_index = sorted(
-        keyword_index.index_terms(content, keys.index_key(memory.namespace_id))
-    )
-    memory.token_count = len(memory.token_index)
+    index_memory(memory, content, keys.index_key(memory.namespace_id))
 
 
 def _store_version(

@@ -25,6 +25,11 @@ class Namespace(models.Model):
     max_memories_per_subject = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1)]
     )
+    recency_half_life_days = models.FloatField(
+        default=180.0,
+        validators=[MinValueValidator(0.0)],
+        help_text="Recall favours recent memories: recency weight halves every this many days.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

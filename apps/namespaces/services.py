@@ -12,7 +12,14 @@ from apps.audit.services import audit_record
 from apps.namespaces.models import Membership, Namespace, PiiPolicy, Role
 from memoryhub.exceptions import ApplicationError
 
-_UPDATABLE = ("name", "description", "pii_policy", "retention_days", "max_memories_per_subject")
+_UPDATABLE = (
+    "name",
+    "description",
+    "pii_policy",
+    "retention_days",
+    "max_memories_per_subject",
+    "recency_half_life_days",
+)
 
 
 def namespace_create(
@@ -103,3 +110,26 @@ def membership_remove(*, actor: Actor, namespace: Namespace, user: AbstractBaseU
             object_id=str(user.pk),
             details={"removed": bool(removed)},
         )
+
+
+def namespace_delete(*, actor: Actor, namespace: Namespace) -> dict[str, int]:
+    """Delete a namespace with everything in it (keys first: crypto-shredded). Audited."""
+    from apps.memories.models import DataKey, Memory, Subject
+
+    with transaction.atomic():
+        counts = {
+            "memories": Memory.objects.filter(namespace=namespace).count(),
+            "subjects": Subject.objects.filter(namespace=namespace).count(),
+        }
+        DataKey.objects.filter(namespace=namespace).delete()
+        namespace_id, slug = namespace.pk, namespace.slug
+        Namespace.objects.filter(pk=namespace_id).delete()
+        audit_record(
+            actor=actor,
+            action="namespace.delete",
+            namespace=namespace,
+            object_type="namespace",
+            object_id=str(namespace_id),
+            details={**counts, "slug": slug},
+        )
+    return counts

@@ -9,6 +9,7 @@ urlpatterns = [
     path(
         "namespaces/<slug:namespace>/memories", views.MemoryListView.as_view(), name="memory-list"
     ),
+    path("namespaces/<slug:namespace>/recall", views.RecallView.as_view(), name="recall"),
     path(
         "namespaces/<slug:namespace>/memories/<str:memory_id>",
         views.MemoryDetailView.as_view(),

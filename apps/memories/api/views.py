@@ -23,8 +23,11 @@ from apps.memories.api.serializers import (
     MemoryUpdateSerializer,
     MemoryVersionListSerializer,
     MemoryVersionSerializer,
+    RecallRequestSerializer,
+    RecallResponseSerializer,
 )
 from apps.memories.encryption import KeyCache
+from apps.memories.recall import RecallFilters, recall_memories
 from memoryhub.api.base import NamespacedAPIView
 from memoryhub.api.pagination import NewestFirstCursorPagination
 from memoryhub.api.serializers import error_responses
@@ -157,3 +160,47 @@ class SubjectEraseView(NamespacedAPIView):
 @require_GET
 def subject_export_schema(request: HttpRequest) -> JsonResponse:
     return JsonResponse(EXPORT_SCHEMA, json_dumps_params={"indent": 2})
+
+
+class RecallView(NamespacedAPIView):
+    required_permissions = {"POST": Permission.CONTEXT}
+
+    @extend_schema(
+        request=RecallRequestSerializer,
+        responses={200: RecallResponseSerializer, **error_responses(400, 401, 403, 404, 429)},
+        description="Hybrid recall (vector + keyword + recency + importance) over the subject's "
+        "memories and, unless include_shared is false, the namespace's shared ones.",
+    )
+    def post(self, request: Request, namespace: str) -> Response:
+        serializer = RecallRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        filters = data.get("filters") or {}
+        outcome = recall_memories(
+            actor=self.actor,
+            namespace=self.namespace,
+            subject_external_id=data["subject"],
+            query=data["query"],
+            k=data["k"],
+            filters=RecallFilters(
+                kinds=filters.get("kind", []),
+                tags=filters.get("tags", []),
+                since=filters.get("since"),
+                until=filters.get("until"),
+                metadata=filters.get("metadata", {}),
+            ),
+            include_shared=data["include_shared"],
+            mmr_lambda=data["mmr"],
+        )
+        keys = KeyCache()
+        results = [
+            {
+                "memory": MemorySerializer(hit.memory, context={"keys": keys}).data,
+                "score": hit.score,
+                "components": hit.components,
+            }
+            for hit in outcome.hits
+        ]
+        return Response(
+            {"results": results, "recall_id": outcome.recall_id, "timings_ms": outcome.timings_ms}
+        )

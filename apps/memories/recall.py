@@ -1,0 +1,302 @@
+"""Recall: hybrid retrieval over one subject's memories (and the namespace's shared ones).
+
+Candidates come from the HNSW indexes on the memory and neighbour-context embeddings
+(iterative scans, so a subject filter still yields its rows) and from the GIN indexes on the
+keyed-hash token arrays (every memory sharing a query token). `ranking.score` fuses them.
+Each recall writes a RecallLog row (ids only) so admins and the subject can see what was
+served to whom.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import Avg, Count, F, Func, IntegerField, Q, QuerySet, Value
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from pgvector.django import CosineDistance
+
+from apps.audit.actors import Actor
+from apps.memories import keyword_index, ranking
+from apps.memories.embeddings import get_provider
+from apps.memories.encryption import KeyCache
+from apps.memories.models import Memory, RecallLog, Status, Subject
+from apps.namespaces.models import Namespace
+from memoryhub.exceptions import ApplicationError
+
+MAX_K = 100
+MAX_QUERY_CHARS = 4000
+VECTOR_CANDIDATES = 60
+KEYWORD_CANDIDATES = 3000
+_FIELDS = (
+    "id", "token_index", "context_index", "session_key", "position", "occurred_at", "created_at",
+    "importance", "vector_similarity", "context_similarity", "speaker",
+)  # fmt: skip
+
+
+@dataclass
+class RecallFilters:
+    kinds: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    since: datetime | None = None
+    until: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RecallHit:
+    memory: Memory
+    score: float
+    components: dict[str, float]
+
+
+@dataclass
+class RecallOutcome:
+    hits: list[RecallHit]
+    recall_id: uuid.UUID | None
+    timings_ms: dict[str, float]
+
+
+def _population(
+    namespace: Namespace, subject: Subject | None, include_shared: bool, filters: RecallFilters
+) -> QuerySet[Memory]:
+    now = timezone.now()
+    owner = Q(subject=subject) if subject is not None else Q(pk__in=[])
+    if include_shared:
+        owner |= Q(subject__isnull=True)
+    memories = Memory.objects.filter(
+        owner, namespace=namespace, status=Status.ACTIVE, valid_to__isnull=True
+    )
+    memories = memories.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    if filters.kinds:
+        memories = memories.filter(kind__in=filters.kinds)
+    if filters.tags:
+        memories = memories.filter(tags__overlap=filters.tags)
+    if filters.since:
+        memories = memories.filter(
+            Q(occurred_at__gte=filters.since)
+            | Q(occurred_at__isnull=True, created_at__gte=filters.since)
+        )
+    if filters.until:
+        memories = memories.filter(
+            Q(occurred_at__lt=filters.until)
+            | Q(occurred_at__isnull=True, created_at__lt=filters.until)
+        )
+    if filters.metadata:
+        memories = memories.filter(metadata__contains=filters.metadata)
+    return memories
+
+
+class _Cardinality(Func):
+    function = "cardinality"
+    output_field = IntegerField()
+
+
+def recall_memories(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    subject_external_id: str | None,
+    query: str,
+    k: int = 10,
+    filters: RecallFilters | None = None,
+    include_shared: bool = True,
+    mmr_lambda: float | None = None,
+    weights: ranking.Weights | None = None,
+    purpose: str = "recall",
+    log: bool = True,
+) -> RecallOutcome:
+    """The k memories of the subject (and shared ones) most relevant to `query`, best first,
+    each with its score components. Writes one RecallLog row unless `log` is False."""
+    if not query or not query.strip():
+        raise ApplicationError("The query is empty.", details={"query": ["required"]})
+    if len(query) > MAX_QUERY_CHARS:
+        raise ApplicationError(
+            f"The query is longer than {MAX_QUERY_CHARS} characters.",
+            details={"query": ["too long"]},
+        )
+    if not 1 <= k <= MAX_K:
+        raise ApplicationError(f"k must be between 1 and {MAX_K}.", details={"k": ["out of range"]})
+    filters = filters or RecallFilters()
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+
+    subject = (
+        Subject.objects.filter(namespace=namespace, external_id=subject_external_id).first()
+        if subject_external_id is not None
+        else None
+    )
+    keys = KeyCache()
+    query_vector = get_provider().embed_query(query)
+    timings["embed"] = _ms(started)
+
+    mark = time.perf_counter()
+    terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
+    # Similarities are computed by the database: vectors never travel to Python for scoring.
+    population = _population(namespace, subject, include_shared, filters).annotate(
+        vector_similarity=Coalesce(
+            Value(1.0) - CosineDistance("embedding", query_vector), Value(0.0)
+        ),
+        context_similarity=Coalesce(
+            Value(1.0) - CosineDistance("context_embedding", query_vector), Value(0.0)
+        ),
+        speaker=KeyTextTransform("speaker", "metadata"),
+    )
+    rows: dict[uuid.UUID, dict[str, Any]] = {}
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            # Keep scanning the HNSW graph until enough rows pass the subject filter.
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute("SET LOCAL hnsw.ef_search = 100")
+        for column in ("embedding", "context_embedding"):
+            nearest = (
+                population.exclude(**{f"{column}__isnull": True})
+                .order_by(CosineDistance(column, query_vector))
+                .values(*_FIELDS)[:VECTOR_CANDIDATES]
+            )
+            for row in nearest:
+                rows.setdefault(row["id"], row)
+        if terms:
+            matching = population.filter(
+                Q(token_index__overlap=terms) | Q(context_index__overlap=terms)
+            ).values(*_FIELDS)[:KEYWORD_CANDIDATES]
+            for row in matching:
+                rows.setdefault(row["id"], row)
+        stats = _population(namespace, subject, include_shared, filters).aggregate(
+            documents=Count("id"),
+            length=Avg(F("token_count") + ranking.CONTEXT_WEIGHT * _Cardinality("context_index")),
+        )
+    timings["candidates"] = _ms(mark)
+
+    mark = time.perf_counter()
+    candidate_rows = list(rows.values())
+    term_array = np.asarray(sorted(set(terms)), dtype=np.int64)
+    candidates = _as_candidates(candidate_rows, term_array, namespace)
+    # Every memory holding a query term is among the keyword candidates, so counting over
+    # the candidates gives the population's document frequencies.
+    present = (candidates.own_tf + candidates.context_tf) > 0
+    corpus = ranking.Corpus(
+        documents=stats["documents"] or 0,
+        average_length=float(stats["length"] or 0.0),
+        document_frequency=present.sum(axis=0),
+    )
+    weights = ranking.adapt(weights or ranking.Weights(), query)
+    scored = ranking.score(candidates, query=query, corpus=corpus, weights=weights)
+    order = scored.order[:k]
+    if mmr_lambda is not None and len(candidates):
+        order = _diversify(candidate_rows, scored, k, mmr_lambda)
+    timings["score"] = _ms(mark)
+
+    mark = time.perf_counter()
+    chosen_ids = [candidate_rows[i]["id"] for i in order]
+    memories = Memory.objects.in_bulk(chosen_ids)
+    subjects = {subject.pk: subject} if subject is not None else {}
+    hits: list[RecallHit] = []
+    for i in order:
+        memory = memories.get(candidate_rows[i]["id"])
+        if memory is None:  # deleted since the candidates were read
+            continue
+        memory.namespace = namespace
+        memory.subject = subjects.get(memory.subject_id)
+        hits.append(
+            RecallHit(
+                memory=memory,
+                score=round(float(scored.final[i]), 6),
+                components={
+                    "vector": round(float(scored.vector[i]), 6),
+                    "context": round(float(scored.context[i]), 6),
+                    "keyword": round(float(scored.keyword[i]), 6),
+                    "boosts": round(float(scored.boosts[i]), 6),
+                    "recency": round(float(scored.recency[i]), 6),
+                    "importance": round(float(scored.importance[i]), 6),
+                    "final": round(float(scored.final[i]), 6),
+                },
+            )
+        )
+    recall_id = None
+    if log:
+        recall_id = recall_log_create(
+            actor=actor,
+            namespace=namespace,
+            subject=subject,
+            memory_ids=[h.memory.id for h in hits],
+            purpose=purpose,
+        ).id
+    timings["fetch"] = _ms(mark)
+    timings["total"] = _ms(started)
+    return RecallOutcome(hits=hits, recall_id=recall_id, timings_ms=timings)
+
+
+def recall_log_create(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    subject: Subject | None,
+    memory_ids: list[uuid.UUID],
+    purpose: str,
+) -> RecallLog:
+    """Record which memories were served to whom (ids only; no query, no content)."""
+    return RecallLog.objects.create(
+        namespace=namespace,
+        subject=subject,
+        purpose=purpose,
+        actor_type=actor.type,
+        actor_id=actor.id,
+        request_id=actor.request_id,
+        memory_ids=memory_ids,
+    )
+
+
+def _as_candidates(
+    rows: list[dict[str, Any]], terms: np.ndarray, namespace: Namespace
+) -> ranking.Candidates:
+    now = timezone.now()
+    ages = np.array(
+        [
+            (now - (row["occurred_at"] or row["created_at"])).total_seconds() / 86400.0
+            for row in rows
+        ],
+        dtype=np.float64,
+    )
+    own = [row["token_index"] for row in rows]
+    context = [row["context_index"] for row in rows]
+    return ranking.Candidates(
+        own_tf=ranking.term_frequencies(own, terms),
+        context_tf=ranking.term_frequencies(context, terms),
+        own_length=np.array([len(t) for t in own], dtype=np.float64),
+        context_length=np.array([len(t) for t in context], dtype=np.float64),
+        vector=np.array([row["vector_similarity"] for row in rows], dtype=np.float64),
+        context=np.array([row["context_similarity"] for row in rows], dtype=np.float64),
+        session=[row["session_key"] or "" for row in rows],
+        position=[row["position"] for row in rows],
+        speaker=[row["speaker"] or "" for row in rows],
+        recency=ranking.recency_weight(ages, namespace.recency_half_life_days),
+        importance=np.array([row["importance"] for row in rows], dtype=np.float64),
+    )
+
+
+def _diversify(
+    rows: list[dict[str, Any]], scored: ranking.Scored, k: int, lam: float
+) -> np.ndarray:
+    """MMR over the best 4k candidates; their embeddings are fetched only for this."""
+    pool = scored.order[: 4 * k]
+    ids = [rows[i]["id"] for i in pool]
+    vectors = dict(Memory.objects.filter(id__in=ids).values_list("id", "embedding"))
+    dimensions = next((len(v) for v in vectors.values() if v is not None), 1)
+    embeddings = np.zeros((len(rows), dimensions), dtype=np.float32)
+    for i in pool:
+        vector = vectors.get(rows[i]["id"])
+        if vector is not None:
+            embeddings[i] = np.asarray(vector, dtype=np.float32)
+    return ranking.mmr(pool, scored.final, embeddings, k, lam)
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)

