@@ -87,7 +87,8 @@ def read_conversation(path: Path) -> Conversation:
             category=int(item["category"]),
         )
         for item in data.get("qa", [])
-        if int(item.get("category", 0)) in ANSWERABLE_CATEGORIES
+        # Questions without evidence cannot be scored for retrieval; they are left out.
+        if int(item.get("category", 0)) in ANSWERABLE_CATEGORIES and item.get("evidence")
     ]
     speakers = (str(conversation.get("speaker_a", "")), str(conversation.get("speaker_b", "")))
     return Conversation(name=path.stem, speakers=speakers, turns=turns, questions=questions)

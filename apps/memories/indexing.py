@@ -42,8 +42,9 @@ def embed_memories(memories: Sequence[Memory], contents: Sequence[str]) -> None:
     memories are stored without one and `reembed` fills them in later."""
     if not memories:
         return
+    provider = get_provider()
     try:
-        vectors = get_provider().embed_documents(list(contents))
+        vectors = provider.embed_documents(list(contents))
     except EmbeddingError as error:
         logger.warning(
             "Embedding %d memories failed (%s); run reembed later.", len(memories), error
@@ -51,6 +52,7 @@ def embed_memories(memories: Sequence[Memory], contents: Sequence[str]) -> None:
         return
     for memory, vector in zip(memories, vectors, strict=True):
         memory.embedding = vector
+        memory.embedding_model = provider.name
         if not memory.session_key:
             memory.context_embedding = vector
 

@@ -113,6 +113,7 @@ class Memory(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     version = models.PositiveIntegerField(default=1)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True, default="", db_default="")
     # Conversation turns know their place: the session they belong to and their position in
     # it. Recall uses the neighbouring turns (two either side) as context of each turn.
     session_key = models.CharField(max_length=200, blank=True, default="")

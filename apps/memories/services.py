@@ -558,3 +558,44 @@ def data_keys_rotate(*, actor: Actor, batch_size: int = 500) -> int:
         details={"rewrapped": rewrapped, "kek_version": current},
     )
     return rewrapped
+
+
+def memories_reembed(*, actor: Actor, batch_size: int = 256, limit: int | None = None) -> int:
+    """Embed every memory whose vector is missing or came from another model, in batches.
+
+    Resumable by construction: each batch commits, and a memory embedded by the current
+    provider is never picked again, so an interrupted run continues where it stopped.
+    Returns how many memories were embedded; one audit event records the count.
+    """
+    from apps.memories.embeddings import get_provider
+
+    provider = get_provider()
+    done = 0
+    while limit is None or done < limit:
+        with transaction.atomic():
+            batch = list(
+                Memory.objects.exclude(embedding_model=provider.name)
+                .select_for_update(skip_locked=True)
+                .order_by("pk")[: batch_size if limit is None else min(batch_size, limit - done)]
+            )
+            if not batch:
+                break
+            keys = KeyCache()
+            embed_memories(batch, [open_memory(keys, memory) for memory in batch])
+            embedded = [memory for memory in batch if memory.embedding_model == provider.name]
+            if not embedded:
+                raise ApplicationError(
+                    "The embedding provider failed; nothing was re-embedded.", status_code=503
+                )
+            Memory.objects.bulk_update(
+                embedded, ["embedding", "embedding_model", "context_embedding"]
+            )
+            refresh_neighbour_context(embedded)
+            done += len(embedded)
+    audit_record(
+        actor=actor,
+        action="memory.reembed",
+        object_type="memory",
+        details={"count": done, "model": provider.name},
+    )
+    return done

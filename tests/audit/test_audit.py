@@ -23,7 +23,10 @@ from apps.audit.models import AuditEvent
 from apps.audit.services import audit_record
 from apps.memories.models import Memory, Subject
 from apps.memories.services import (
+    NewMemory,
     data_keys_rotate,
+    memories_create_bulk,
+    memories_reembed,
     memory_archive,
     memory_create,
     memory_delete,
@@ -38,6 +41,7 @@ from apps.namespaces.services import (
     membership_remove,
     membership_set,
     namespace_create,
+    namespace_delete,
     namespace_update,
 )
 from tests.conftest import Tenant
@@ -132,6 +136,19 @@ SERVICE_CALLS: dict[str, tuple[str, Callable[[World], Any]]] = {
     "subject_export": ("subject.export", lambda w: subject_export(actor=ACTOR, subject=w.subject)),
     "subject_erase": ("subject.erase", lambda w: subject_erase(actor=ACTOR, subject=w.subject)),
     "data_keys_rotate": ("keys.rotate", lambda w: data_keys_rotate(actor=ACTOR)),
+    "memories_create_bulk": (
+        "memory.create_bulk",
+        lambda w: memories_create_bulk(
+            actor=ACTOR,
+            namespace=w.namespace,
+            items=[NewMemory(content="a", subject_external_id="s-1"), NewMemory(content="b")],
+        ),
+    ),
+    "memories_reembed": ("memory.reembed", lambda w: memories_reembed(actor=ACTOR)),
+    "namespace_delete": (
+        "namespace.delete",
+        lambda w: namespace_delete(actor=ACTOR, namespace=w.namespace),
+    ),
 }
 
 

@@ -1,0 +1,982 @@
+"""Recall latency at scale, next to an exact in-memory scan of the same vectors.
+
+    .venv/bin/python bench/recall_bench.py [--memories 100000] [--subjects 1000] [--big 10000]
+                                           [--queries 200] [--explain]
+
+Goal (server-side, query embedding included, 2 cores): recall p95 <= 25 ms with 100k memories
+in the namespace over 1,000 subjects (layout A: ~100 memories per subject) and with one
+subject holding 10k memories (layout B). One temporary namespace holds both layouts:
+`--memories` over `--subjects` subjects plus one extra subject with `--big` memories.
+
+Load. Contents are short sentences (8-30 words) from templates and word lists, a share of
+them conversation turns (sessions with neighbour context), generated deterministically. They
+go through `services.memories_create_bulk` (encryption, keyword index, versions, neighbour
+context) in batches of 1,000, in an interleaved order (a subject's rows are spread over the
+table, as when writes arrive over time). The load is not model-bound: the real model embeds
+a pool of distinct sentence cores and follow-up clauses once, and each memory's vector is the
+word-weighted mean of its parts plus a little noise (its fidelity to the model's own
+embedding of the full sentence is printed). The HNSW and GIN keyword indexes are dropped for
+the load and rebuilt afterwards from their exact definitions (maintenance_work_mem 1GB, one
+parallel worker), then VACUUM ANALYZE; times are printed.
+
+Timing. Queries are paraphrases of one memory of the subject (same template family and
+slot words). Each timed recall is `recall.recall_memories(..., k=10)` with the real query
+embedder (the configured provider, MiniLM by default), wall time around the call plus its
+`timings_ms` stages; the database time of each SQL statement in it is recorded through an
+execute wrapper. Layouts A (a random subject each time) and B (the big subject) alternate.
+The baseline, in the same loop: the same query embedded again plus a brute-force top-10
+cosine over the subject's vectors held in numpy. Vector-candidate overlap is the share of
+the exact top-10 (pure cosine) found among the 60 candidates of the `embedding` query the
+recall runs (same settings, untimed).
+
+The namespace is deleted at the end, also on failure (audit events stay: append-only), and
+the indexes exist again when the script ends. After a hard kill, `--restore-indexes`
+recreates any missing index of the memory table from the model's definitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import secrets
+import signal
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
+
+import django
+
+django.setup()
+
+import numpy as np  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+
+from apps.audit.actors import Actor  # noqa: E402
+from apps.memories.embeddings import get_provider, normalise, set_provider  # noqa: E402
+from apps.memories.encryption import KeyCache  # noqa: E402
+from apps.memories.models import Kind, Memory, Subject  # noqa: E402
+from apps.memories.recall import (  # noqa: E402
+    VECTOR_CANDIDATES,
+    RecallFilters,
+    _population,
+    recall_memories,
+)
+from apps.memories.services import NewMemory, memories_create_bulk  # noqa: E402
+from apps.namespaces.models import Namespace  # noqa: E402
+from apps.namespaces.services import namespace_create, namespace_delete  # noqa: E402
+from pgvector.django import CosineDistance  # noqa: E402
+
+GOAL_P95_MS = 25.0
+K = 10
+BATCH = 1000
+ACTOR = Actor.system("recall-bench")
+TABLE = Memory._meta.db_table
+# Dropped for the load, rebuilt after it: the vector indexes and the keyword (GIN) ones.
+BULK_INDEXES = (
+    "memory_embedding_hnsw",
+    "memory_context_hnsw",
+    "memory_token_index",
+    "memory_context_index",
+)
+
+# --- Deterministic, realistic content ----------------------------------------------------------
+
+WORDS: dict[str, list[str]] = {
+    "drink": [
+        "green tea", "black coffee", "oat milk lattes", "sparkling water", "chai", "espresso",
+        "mint tea", "hot chocolate", "cold brew", "rooibos", "orange juice", "kombucha",
+        "flat whites", "earl grey", "matcha", "decaf coffee",
+    ],
+    "food": [
+        "Thai curry", "sushi", "vegetarian lasagne", "ramen", "tacos", "Greek salad",
+        "mushroom risotto", "falafel wraps", "dim sum", "pizza margherita", "pho", "paella",
+        "lentil soup", "grilled salmon", "pad thai", "bibimbap", "burritos", "gnocchi",
+        "Indian thali", "shakshuka", "poke bowls", "dumplings", "Caesar salad", "moussaka",
+    ],
+    "allergen": [
+        "peanuts", "shellfish", "gluten", "lactose", "sesame", "tree nuts", "eggs", "soy",
+        "penicillin", "cat dander", "pollen", "kiwi",
+    ],
+    "relation": [
+        "sister", "brother", "mother", "father", "manager", "cousin", "partner", "daughter",
+        "son", "best friend", "flatmate", "colleague", "grandmother", "uncle", "neighbour",
+        "mentor",
+    ],
+    "person": [
+        "Maria", "Tom", "Aisha", "Kenji", "Lucia", "Omar", "Priya", "Jonas", "Elena", "Sam",
+        "Fatima", "Lars", "Mei", "Diego", "Hannah", "Ravi", "Chloe", "Ivan", "Noor", "Paolo",
+        "Grace", "Mateo", "Yuki", "Amara", "Felix", "Sofia", "Bruno", "Leila", "Oscar", "Zoe",
+        "Tariq", "Ingrid", "Marco", "Ana", "Wei", "Nadia",
+    ],
+    "city": [
+        "Lisbon", "Berlin", "Toronto", "Osaka", "Madrid", "Nairobi", "Melbourne", "Krakow",
+        "Seattle", "Porto", "Vienna", "Lyon", "Dublin", "Bangalore", "Mexico City", "Oslo",
+        "Edinburgh", "Seoul", "Cape Town", "Montreal", "Prague", "Istanbul", "Austin", "Milan",
+        "Copenhagen", "Athens", "Valencia", "Hamburg",
+    ],
+    "month": [
+        "January", "February", "March", "April", "May", "June", "July", "August", "September",
+        "October", "November", "December",
+    ],
+    "day": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
+    "lang": [
+        "Spanish", "Japanese", "German", "Portuguese", "Italian", "Mandarin", "French",
+        "Korean", "Arabic", "Dutch", "Swedish", "Greek", "Turkish", "Polish",
+    ],
+    "project": [
+        "billing migration", "search rewrite", "onboarding flow", "data warehouse",
+        "mobile checkout", "fraud detection", "design system", "quarterly forecast",
+        "customer portal", "API gateway", "recommendation engine", "support chatbot",
+        "inventory sync", "analytics dashboard", "payroll integration", "marketing site",
+    ],
+    "tool": [
+        "Python", "Rust", "TypeScript", "Postgres", "Kubernetes", "Terraform", "Figma",
+        "Excel", "Jupyter notebooks", "Go", "React", "Airflow", "dbt", "Tableau", "Kotlin",
+        "Swift", "Django", "Spark",
+    ],
+    "activity": [
+        "hiking", "kayaking", "skiing", "camping", "cycling", "surfing", "rock climbing",
+        "birdwatching", "sailing", "trail running", "snorkelling", "horse riding",
+        "wine tasting", "fishing",
+    ],
+    "place": [
+        "the lake", "the old harbour", "the national park", "the coast", "the mountains",
+        "the botanical garden", "the river delta", "the vineyards", "the glacier",
+        "the island", "the forest trail", "the canyon",
+    ],
+    "pet": ["dog", "cat", "parrot", "rabbit", "hamster", "tortoise", "beagle", "labrador"],
+    "petname": [
+        "Biscuit", "Luna", "Pepper", "Milo", "Coco", "Oreo", "Nala", "Ziggy", "Mochi",
+        "Bruno", "Pixel", "Olive", "Waffles", "Juniper",
+    ],
+    "need": [
+        "a special diet", "daily walks", "medication twice a day", "a quiet room",
+        "grooming every month", "a vet check in spring", "lots of attention",
+    ],
+    "sport": [
+        "tennis", "badminton", "football", "basketball", "squash", "volleyball",
+        "table tennis", "padel", "swimming", "yoga", "boxing", "climbing",
+    ],
+    "venue": [
+        "community centre", "sports hall", "park", "club", "gym", "leisure centre", "pool",
+    ],
+    "format": [
+        "short", "detailed", "bullet point", "step by step", "code-first", "plain language",
+        "table-based", "concise",
+    ],
+    "topic": [
+        "taxes", "machine learning", "home repairs", "investing", "travel plans",
+        "database design", "nutrition", "parenting", "career changes", "gardening",
+        "photography", "contracts", "cloud costs", "exam preparation",
+    ],
+    "book": [
+        "Dune", "Middlemarch", "The Overstory", "Sapiens", "Project Hail Mary",
+        "The Remains of the Day", "Thinking, Fast and Slow", "Circe", "The Three-Body Problem",
+        "Educated", "Piranesi", "The Name of the Rose",
+    ],
+    "gift": [
+        "books", "plants", "concert tickets", "board games", "good chocolate", "vinyl records",
+        "cooking classes", "handmade ceramics", "experiences rather than objects",
+    ],
+    "dislike": [
+        "early meetings", "loud restaurants", "long phone calls", "crowded trains",
+        "spicy food", "cold weather", "surprise parties", "small talk", "red-eye flights",
+        "open-plan offices", "horror films", "pineapple on pizza",
+    ],
+    "alternative": [
+        "get a written summary", "eat somewhere quiet", "send a message", "cycle to work",
+        "stay in", "work from home", "fly in the morning", "watch a documentary",
+    ],
+    "hour": ["8am", "9:30", "11am", "noon", "2pm", "3:15", "4pm", "5:30", "6pm", "7pm"],
+    "purchase": [
+        "laptop", "bicycle", "sofa", "camera", "car", "phone", "standing desk",
+        "washing machine", "tent", "headphones", "monitor", "coffee machine",
+    ],
+    "brand": [
+        "Lenovo", "Canyon", "IKEA", "Fujifilm", "Volvo", "Google", "Bosch", "Sony", "Miele",
+        "Apple", "Dell", "Sage", "Trek", "Samsung",
+    ],
+    "amount": ["300", "450", "800", "1,200", "1,500", "2,000", "2,500", "4,000", "15,000"],
+    "supplement": [
+        "vitamin D", "iron tablets", "magnesium", "an antihistamine", "omega-3 capsules",
+        "a thyroid pill", "probiotics",
+    ],
+    "room": ["kitchen", "bathroom cabinet", "bedside drawer", "hallway shelf", "office desk"],
+    "instrument": ["piano", "guitar", "violin", "drums", "cello", "ukulele", "saxophone"],
+    "school": ["evening class", "music school", "online course", "private teacher"],
+    "car": ["an old Golf", "an electric Kia", "a Volvo estate", "a Vespa", "a Tesla"],
+    "team": [
+        "Arsenal", "the Lakers", "FC Porto", "the Yankees", "Real Madrid", "the All Blacks",
+        "Celtic", "the Raptors",
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Family:
+    kind: str
+    content: str
+    queries: tuple[str, ...]
+
+
+FAMILIES = [
+    Family(Kind.SEMANTIC,
+           "Prefers {drink} in the morning and switches to {drink2} after lunch",
+           ("what does the user drink in the morning", "{drink} or {drink2}?",
+            "which drinks do they like after lunch")),
+    Family(Kind.SEMANTIC,
+           "Is allergic to {allergen} and always asks restaurants before ordering {food}",
+           ("does the user have any allergies", "{allergen} allergy",
+            "what should they avoid when ordering {food}")),
+    Family(Kind.SEMANTIC,
+           "Their {relation} {person} lives in {city} and usually visits in {month}",
+           ("where does their {relation} live", "when does {person} come to visit",
+            "family in {city}")),
+    Family(Kind.SEMANTIC,
+           "Has been learning {lang} on {day} evenings with a tutor from {city}",
+           ("which language is the user learning", "{lang} lessons",
+            "what do they do on {day} evenings")),
+    Family(Kind.SEMANTIC,
+           "Works on the {project} project with {person}, mostly in {tool}",
+           ("what tools does the user use at work", "who is on the {project} project",
+            "{project} with {tool}")),
+    Family(Kind.EPISODIC,
+           "Went {activity} near {place} with {person} in {month} and wants to go back",
+           ("what did they do in {month}", "trip with {person}", "{activity} near {place}")),
+    Family(Kind.SEMANTIC,
+           "Has a {pet} called {petname} who needs {need}",
+           ("what is the name of their {pet}", "does the user have pets",
+            "what does {petname} need")),
+    Family(Kind.SEMANTIC,
+           "Plays {sport} every {day} evening at the {venue} near their flat",
+           ("what sport does the user play", "when do they play {sport}",
+            "{sport} on {day}")),
+    Family(Kind.PROCEDURAL,
+           "Wants {format} answers whenever the conversation is about {topic}",
+           ("how should answers about {topic} be written", "{topic} answer style",
+            "does the user like {format} answers")),
+    Family(Kind.SEMANTIC,
+           "Is reading {book} and hopes to finish it before the trip to {city}",
+           ("what book is the user reading", "plans before going to {city}", "{book}")),
+    Family(Kind.SEMANTIC,
+           "Birthday is on {day2} the {date} of {month}; loves getting {gift}",
+           ("when is the user's birthday", "gift ideas for them", "do they like {gift}")),
+    Family(Kind.SEMANTIC,
+           "Dislikes {dislike} and would rather {alternative}",
+           ("what does the user dislike", "how do they feel about {dislike}",
+            "would they rather {alternative}")),
+    Family(Kind.EPISODIC,
+           "The meeting with {person} about the {project} moved to {day} at {hour}",
+           ("when is the meeting with {person}", "{project} meeting time",
+            "what happens on {day} at {hour}")),
+    Family(Kind.SEMANTIC,
+           "Budget for the new {purchase} is about {amount} euros, ideally from {brand}",
+           ("how much can they spend on a {purchase}", "{brand} {purchase}",
+            "shopping budget for a new {purchase}")),
+    Family(Kind.PROCEDURAL,
+           "Takes {supplement} at {hour} every day and keeps it in the {room}",
+           ("what supplements does the user take", "when do they take {supplement}",
+            "where is the {supplement} kept")),
+    Family(Kind.SEMANTIC,
+           "Started {instrument} lessons at an {school} after hearing {person} play",
+           ("which instrument is the user learning", "{instrument} lessons",
+            "why did they start music")),
+    Family(Kind.SEMANTIC,
+           "Drives {car} and parks it at the station before the train to {city}",
+           ("what car does the user drive", "how do they commute to {city}",
+            "parking at the station")),
+    Family(Kind.SEMANTIC,
+           "Supports {team} and watches every match with their {relation}",
+           ("which team does the user support", "who do they watch {team} with",
+            "football or basketball fan")),
+]  # fmt: skip
+
+TAILS = [
+    "This came up again in the last session.",
+    "They said it twice, so it is probably stable.",
+    "Mention it only when it is relevant to the request.",
+    "Their manager confirmed it during the quarterly review.",
+    "They asked us to remember this for future trips.",
+    "It was a bit of a running joke in the chat.",
+    "Double-check before relying on it.",
+    "They sounded quite sure about it.",
+    "It may change after the summer.",
+    "Nobody else in the household does this.",
+    "This replaces what they said earlier in the year.",
+    "They brought it up while planning the week.",
+    "It matters to them more than it seems.",
+    "Their {relation} reminded them about it.",
+    "It changed after the move to {city} last spring.",
+    "{person} had recommended it a while ago.",
+    "They want a reminder every {day}.",
+    "It started around {month} last year.",
+    "They mentioned it while talking about {topic}.",
+    "It is linked to the {project} work.",
+]
+_SLOT = re.compile(r"\{(\w+?)\}")
+
+
+def _base(slot: str) -> str:
+    return slot.rstrip("0123456789")
+
+
+def fill(template: str, slots: dict[str, str], rng: random.Random) -> str:
+    """Fill the template's {slots}, drawing the missing ones (a trailing digit = distinct)."""
+    for slot in _SLOT.findall(template):
+        if slot in slots:
+            continue
+        base = _base(slot)
+        if base == "date":
+            slots[slot] = f"{rng.randint(1, 28)}{_ordinal(rng.randint(1, 28))}"
+            slots[slot] = str(rng.randint(1, 28))
+            continue
+        taken = {v for k, v in slots.items() if _base(k) == base}
+        choices = [w for w in WORDS[base] if w not in taken] or WORDS[base]
+        slots[slot] = rng.choice(choices)
+    return template.format(**slots)
+
+
+def _ordinal(n: int) -> str:
+    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+@dataclass(frozen=True)
+class Core:
+    family: int
+    slots: tuple[tuple[str, str], ...]
+    text: str
+
+
+def make_cores(count: int, rng: random.Random) -> list[Core]:
+    """`count` distinct sentence cores over all families."""
+    cores: dict[str, Core] = {}
+    attempts = 0
+    while len(cores) < count and attempts < count * 50:
+        attempts += 1
+        family = rng.randrange(len(FAMILIES))
+        slots: dict[str, str] = {}
+        text = fill(FAMILIES[family].content, slots, rng)
+        text = text.replace("{day2}", "")
+        if text not in cores:
+            cores[text] = Core(family, tuple(sorted(slots.items())), text)
+    return list(cores.values())
+
+
+def make_tails(count: int, rng: random.Random) -> list[str]:
+    tails = {t for t in TAILS if "{" not in t}
+    templated = [t for t in TAILS if "{" in t]
+    attempts = 0
+    while len(tails) < count and attempts < count * 50:
+        attempts += 1
+        tails.add(fill(rng.choice(templated), {}, rng))
+    return sorted(tails)
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def make_query(core: Core, rng: random.Random) -> str:
+    """A paraphrase of the core: one of its family's questions, on the same slot words."""
+    template = rng.choice(FAMILIES[core.family].queries)
+    return template.format(**dict(core.slots))
+
+
+# --- Load-time embeddings: real model on a pool, composed per memory --------------------------
+
+
+class PoolEmbedder:
+    """Answers `embed_documents` from precomputed vectors (one per distinct content)."""
+
+    def __init__(self, name: str, dimensions: int, vectors: dict[str, np.ndarray]) -> None:
+        self.name = name
+        self.dimensions = dimensions
+        self.vectors = vectors
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self.vectors[text] for text in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        raise RuntimeError("the load embedder embeds no queries")
+
+
+@dataclass
+class Planned:
+    item: NewMemory
+    core: Core
+    parts: tuple[int, ...]  # tail indexes
+
+
+@dataclass
+class Dataset:
+    items: list[Planned]
+    subjects: list[str]  # layout A
+    big: str  # layout B
+    cores: list[Core]
+    tails: list[str]
+
+
+def plan(memories: int, subjects: int, big: int, pool: int, seed: int) -> Dataset:
+    rng = random.Random(seed)
+    cores = make_cores(pool, rng)
+    tails = make_tails(max(40, pool // 20), rng)
+    subject_ids = [f"bench-user-{i:04d}" for i in range(subjects)]
+    big_id = "bench-user-big"
+    counts = {s: memories // subjects + (1 if i < memories % subjects else 0)
+              for i, s in enumerate(subject_ids)}  # fmt: skip
+    if big:
+        counts[big_id] = big
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    speakers = ["user", "assistant"]
+    units: list[list[Planned]] = []
+    for subject, count in counts.items():
+        # Each subject talks mostly about a subset of the cores (its life), as people do.
+        own = rng.sample(range(len(cores)), k=min(len(cores), max(50, count // 3)))
+        left = count
+        session_no = 0
+        while left > 0:
+            in_session = rng.random() < 0.3 and left >= 4
+            size = min(left, rng.randint(6, 16)) if in_session else 1
+            session = f"chat-{session_no}" if in_session else ""
+            session_no += in_session
+            unit = []
+            for position in range(size):
+                core = cores[rng.choice(own) if rng.random() < 0.85 else rng.randrange(len(cores))]
+                parts: list[int] = []
+                budget = 30 - words(core.text)
+                for _ in range(rng.choice((0, 1, 1, 2))):
+                    tail = rng.randrange(len(tails))
+                    if words(tails[tail]) <= budget and tail not in parts:
+                        parts.append(tail)
+                        budget -= words(tails[tail])
+                content = ". ".join([core.text, *[tails[t] for t in parts]])
+                content = content if content.endswith(".") else content + "."
+                content = content.replace("..", ".")
+                kind = FAMILIES[core.family].kind
+                occurred = start + timedelta(minutes=rng.randrange(0, 700 * 24 * 60))
+                unit.append(Planned(
+                    NewMemory(
+                        content=content,
+                        subject_external_id=subject,
+                        kind=kind,
+                        importance=round(rng.uniform(0.2, 0.9), 2),
+                        occurred_at=occurred if kind == Kind.EPISODIC or session else None,
+                        session_key=session,
+                        position=position if session else None,
+                        metadata={"speaker": speakers[position % 2]} if session else {},
+                        tags=["bench"],
+                    ),
+                    core,
+                    tuple(parts),
+                ))  # fmt: skip
+            units.append(unit)
+            left -= size
+    rng.shuffle(units)  # writes arrive interleaved over subjects
+    items = [planned for unit in units for planned in unit]
+    return Dataset(items, subject_ids, big_id if big else "", cores, tails)
+
+
+def compose_vectors(
+    data: Dataset, model: Any, log: Callable[[str], None], seed: int, noise: float = 0.015
+) -> dict[str, np.ndarray]:
+    """content -> vector: word-weighted mean of the model's core and tail vectors, + noise."""
+    started = time.perf_counter()
+    core_vectors = model.embed_documents([c.text for c in data.cores])
+    tail_vectors = model.embed_documents(data.tails)
+    seconds = time.perf_counter() - started
+    log(f"  embedded the pool with {model.name}: {len(data.cores)} cores + {len(data.tails)} "
+        f"clauses in {seconds:.1f}s")  # fmt: skip
+    core_index = {c.text: i for i, c in enumerate(data.cores)}
+    rng = np.random.default_rng(seed)
+    vectors: dict[str, np.ndarray] = {}
+    for planned in data.items:
+        content = planned.item.content
+        if content in vectors:
+            continue
+        total = words(planned.core.text) * core_vectors[core_index[planned.core.text]]
+        for tail in planned.parts:
+            total = total + words(data.tails[tail]) * tail_vectors[tail]
+        total = normalise(total)
+        vectors[content] = normalise(total + rng.normal(0.0, noise, total.shape))
+    # How close is that to the model's embedding of the full sentence?
+    sample = random.Random(seed).sample(sorted(vectors), k=min(200, len(vectors)))
+    truth = model.embed_documents(sample)
+    fidelity = np.einsum("ij,ij->i", truth, np.stack([vectors[s] for s in sample]))
+    log(f"  composed {len(vectors)} distinct vectors; cosine to the model's own embedding of "
+        f"the full text: mean {fidelity.mean():.3f}, p5 {np.percentile(fidelity, 5):.3f}")  # fmt: skip
+    return vectors
+
+
+# --- Indexes --------------------------------------------------------------------------------
+
+
+def index_definitions() -> dict[str, str]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s AND indexname = ANY(%s)",
+            [TABLE, list(BULK_INDEXES)],
+        )
+        return dict(cursor.fetchall())
+
+
+def drop_indexes(names: list[str]) -> None:
+    with connection.cursor() as cursor:
+        for name in names:
+            cursor.execute(f'DROP INDEX IF EXISTS "{name}"')
+
+
+def build_indexes(definitions: dict[str, str], log: Callable[[str], None]) -> float:
+    """Create the missing ones of `definitions` (as they were); returns the seconds spent."""
+    present = set(index_definitions())
+    total = 0.0
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '1GB'")
+        cursor.execute("SET max_parallel_maintenance_workers = 1")
+        try:
+            for name, definition in definitions.items():
+                if name in present:
+                    continue
+                started = time.perf_counter()
+                cursor.execute(definition)
+                seconds = time.perf_counter() - started
+                total += seconds
+                log(f"  built {name} in {seconds:.1f}s")
+        finally:
+            cursor.execute("RESET maintenance_work_mem")
+            cursor.execute("RESET max_parallel_maintenance_workers")
+    return total
+
+
+def restore_from_model(log: Callable[[str], None]) -> None:
+    """Create any index of the model's Meta that is missing (after a hard kill)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", [TABLE])
+        present = {row[0] for row in cursor.fetchall()}
+    missing = [index for index in Memory._meta.indexes if index.name not in present]
+    with connection.schema_editor() as editor:
+        for index in missing:
+            editor.add_index(Memory, index)
+            log(f"created {index.name}")
+    if not missing:
+        log("all indexes of the memory table exist")
+
+
+def vacuum_analyze() -> float:
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute(f'VACUUM (ANALYZE) "{TABLE}"')
+    return time.perf_counter() - started
+
+
+# --- Per-statement database time -------------------------------------------------------------
+
+
+def classify(sql: str) -> str:
+    s = sql.lower()
+    if s.startswith("set "):
+        return "set"
+    if "memories_recalllog" in s:
+        return "db:log insert"
+    if "memories_datakey" in s:
+        return "db:data key"
+    if 'from "memories_subject"' in s:
+        return "db:subject"
+    order = s.rsplit("order by", 1)[-1] if "order by" in s else ""
+    if '"context_embedding" <=>' in order:
+        return "db:vec context"
+    if '"embedding" <=>' in order:
+        return "db:vec embedding"
+    if "&&" in s:
+        return "db:keyword"
+    if "count(" in s and "avg(" in s:
+        return "db:stats"
+    if '"memories_memory"."id" in' in s:
+        return "db:fetch rows"
+    return "db:other"
+
+
+class StatementTimer:
+    """Execute wrapper: database time per statement kind, and rows of the keyword query."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = defaultdict(float)
+        self.rows: dict[str, int] = defaultdict(int)
+        self.captured: list[tuple[str, Any]] = []
+        self.capture = False
+
+    def reset(self) -> None:
+        self.times = defaultdict(float)
+        self.rows = defaultdict(int)
+        self.captured = []
+
+    def __call__(self, execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            kind = classify(sql)
+            self.times[kind] += (time.perf_counter() - started) * 1000
+            try:
+                self.rows[kind] += max(context["cursor"].rowcount, 0)
+            except Exception:  # noqa: BLE001
+                pass
+            if self.capture:
+                self.captured.append((sql, params))
+
+
+# --- Measurement -----------------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    wall: float
+    stages: dict[str, float]
+    db: dict[str, float]
+    keyword_rows: int
+    candidates_seen: int
+    exact: float
+    exact_embed: float
+    overlap60: float  # share of the exact top-10 among the 60 vector candidates
+    overlap10: float  # share of the exact top-10 among the first 10 vector candidates
+    target_hit: bool  # the memory the query paraphrases is in the recall's top 10
+
+
+@dataclass
+class Layout:
+    name: str
+    label: str
+    samples: list[Sample] = field(default_factory=list)
+
+
+def exact_top(matrix: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:
+    scores = matrix @ query
+    if len(scores) <= k:
+        return np.argsort(-scores)
+    top = np.argpartition(-scores, k)[:k]
+    return top[np.argsort(-scores[top])]
+
+
+def vector_candidates(namespace: Namespace, subject: Subject, query_vector: np.ndarray) -> list:
+    """The ids the recall's `embedding` candidate query returns, with the recall's settings."""
+    population = _population(namespace, subject, True, RecallFilters())
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute("SET LOCAL hnsw.ef_search = 100")
+        return list(
+            population.exclude(embedding__isnull=True)
+            .order_by(CosineDistance("embedding", query_vector))
+            .values_list("id", flat=True)[:VECTOR_CANDIDATES]
+        )
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if values else float("nan")
+
+
+def explain_recall(
+    namespace: Namespace, subject_external_id: str, query: str, timer: StatementTimer
+) -> str:
+    """EXPLAIN (ANALYZE, BUFFERS) of the candidate statements of one real recall."""
+    timer.reset()
+    timer.capture = True
+    try:
+        recall_memories(actor=ACTOR, namespace=namespace, subject_external_id=subject_external_id,
+                        query=query, k=K, log=False)  # fmt: skip
+    finally:
+        timer.capture = False
+    lines = []
+    sets = [(sql, params) for sql, params in timer.captured if sql.lower().startswith("set ")]
+    for sql, params in timer.captured:
+        kind = classify(sql)
+        if kind not in ("db:vec embedding", "db:vec context", "db:keyword", "db:stats"):
+            continue
+        with transaction.atomic(), connection.cursor() as cursor:
+            for set_sql, set_params in sets:
+                cursor.execute(set_sql, set_params)
+            cursor.execute("EXPLAIN (ANALYZE, BUFFERS, SETTINGS) " + sql, params)
+            plan_lines = [row[0] for row in cursor.fetchall()]
+        lines.append(f"--- {kind}")
+        lines.extend(plan_lines)
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
+    timer = StatementTimer()
+    slug = f"bench-recall-{secrets.token_hex(4)}"
+    saved = index_definitions()
+    missing = [name for name in BULK_INDEXES if name not in saved]
+    if missing:
+        raise SystemExit(f"indexes missing before the run: {missing}; try --restore-indexes")
+    real = get_provider()
+    log(f"query embedder: {real.name}; cores: {os.cpu_count()}; "
+        f"torch threads: {_torch_threads()}")  # fmt: skip
+
+    started = time.perf_counter()
+    data = plan(args.memories, args.subjects, args.big, args.pool, args.seed)
+    lengths = [words(p.item.content) for p in data.items]
+    sessions = sum(1 for p in data.items if p.item.session_key)
+    log(f"planned {len(data.items)} memories ({args.memories} over {args.subjects} subjects + "
+        f"{args.big} for one subject), {sessions} of them conversation turns; words per memory "
+        f"{min(lengths)}-{max(lengths)} (mean {statistics_mean(lengths):.1f}); "
+        f"{time.perf_counter() - started:.1f}s")  # fmt: skip
+    vectors = compose_vectors(data, real, log, args.seed)
+
+    namespace = namespace_create(actor=ACTOR, slug=slug, name="Recall benchmark (temporary)")
+    log(f"namespace {slug}")
+    try:
+        # --- load ---
+        drop_indexes(list(saved))
+        log(f"dropped {', '.join(saved)} for the load")
+        set_provider(PoolEmbedder(real.name, real.dimensions, vectors))
+        keys = KeyCache()
+        ids: list[Any] = []
+        owners: list[Any] = []
+        matrix = np.zeros((len(data.items), real.dimensions), dtype=np.float32)
+        started = time.perf_counter()
+        for start in range(0, len(data.items), BATCH):
+            batch = data.items[start : start + BATCH]
+            created = memories_create_bulk(
+                actor=ACTOR, namespace=namespace, items=[p.item for p in batch], keys=keys
+            )
+            for offset, memory in enumerate(created):
+                ids.append(memory.id)
+                owners.append(memory.subject_id)
+                matrix[start + offset] = memory.embedding
+            done = start + len(batch)
+            if done % 20_000 < BATCH or done == len(data.items):
+                rate = done / (time.perf_counter() - started)
+                log(f"  loaded {done:>7} memories, {rate:,.0f}/s")
+        load_seconds = time.perf_counter() - started
+        set_provider(real)
+        del vectors
+        index_seconds = build_indexes(saved, log)
+        vacuum_seconds = vacuum_analyze()
+        log(f"load {load_seconds:.1f}s ({len(data.items) / load_seconds:,.0f} memories/s), "
+            f"index build {index_seconds:.1f}s, VACUUM ANALYZE {vacuum_seconds:.1f}s")  # fmt: skip
+
+        # --- queries ---
+        subjects = {s.external_id: s for s in Subject.objects.filter(namespace=namespace)}
+        rows_of: dict[Any, np.ndarray] = defaultdict(list)  # type: ignore[arg-type]
+        for row, owner in enumerate(owners):
+            rows_of[owner].append(row)
+        rows_of = {owner: np.asarray(rows) for owner, rows in rows_of.items()}
+        by_subject: dict[str, list[int]] = defaultdict(list)
+        for row, planned in enumerate(data.items):
+            by_subject[planned.item.subject_external_id].append(row)
+
+        rng = random.Random(args.seed + 1)
+
+        def draw(layout: str) -> tuple[str, str, int]:
+            subject = data.big if layout == "B" else rng.choice(data.subjects)
+            row = rng.choice(by_subject[subject])
+            return subject, make_query(data.items[row].core, rng), row
+
+        layouts = {"A": Layout("A", f"A: 1 of {args.subjects} subjects (~{args.memories // args.subjects} each)")}
+        if data.big:
+            layouts["B"] = Layout("B", f"B: the subject with {args.big}")
+
+        # Warm up: the model, the connection, both layouts' pages and plans.
+        for _ in range(args.warmup):
+            for name in layouts:
+                subject, query, _ = draw(name)
+                recall_memories(actor=ACTOR, namespace=namespace, subject_external_id=subject,
+                                query=query, k=K)  # fmt: skip
+                real.embed_query(query)
+
+        with connection.execute_wrapper(timer):
+            for _ in range(args.queries):
+                for name, layout in layouts.items():
+                    subject_external_id, query, target_row = draw(name)
+                    subject = subjects[subject_external_id]
+                    timer.reset()
+                    started = time.perf_counter()
+                    outcome = recall_memories(
+                        actor=ACTOR, namespace=namespace,
+                        subject_external_id=subject_external_id, query=query, k=K,
+                    )  # fmt: skip
+                    wall = (time.perf_counter() - started) * 1000
+                    db = {kind: ms for kind, ms in timer.times.items() if kind.startswith("db:")}
+                    keyword_rows = timer.rows.get("db:keyword", 0)
+                    candidates_seen = sum(
+                        timer.rows.get(k, 0)
+                        for k in ("db:vec embedding", "db:vec context", "db:keyword")
+                    )
+                    # Baseline: embed again, brute force over the subject's vectors in numpy.
+                    rows = rows_of[subject.pk]
+                    subject_matrix = matrix[rows]  # loaded once per subject below
+                    started = time.perf_counter()
+                    query_vector = real.embed_query(query)
+                    embedded = time.perf_counter()
+                    top = exact_top(subject_matrix, query_vector, K)
+                    done = time.perf_counter()
+                    exact = (done - started) * 1000
+                    exact_ids = {ids[rows[i]] for i in top}
+                    timer_saved = timer.times
+                    found = vector_candidates(namespace, subject, query_vector)
+                    timer.times = timer_saved
+                    layout.samples.append(Sample(
+                        wall=wall,
+                        stages=dict(outcome.timings_ms),
+                        db=db,
+                        keyword_rows=keyword_rows,
+                        candidates_seen=candidates_seen,
+                        exact=exact,
+                        exact_embed=(embedded - started) * 1000,
+                        overlap60=len(exact_ids & set(found)) / len(exact_ids),
+                        overlap10=len(exact_ids & set(found[:K])) / len(exact_ids),
+                        target_hit=ids[target_row] in {h.memory.id for h in outcome.hits},
+                    ))  # fmt: skip
+        report(layouts, args, len(data.items), load_seconds, index_seconds)
+        if args.explain:
+            for name in layouts:
+                subject_external_id, query, _ = draw(name)
+                print(f"\nEXPLAIN (ANALYZE, BUFFERS) of layout {name}'s candidate statements, "
+                      f"query {query!r}:")  # fmt: skip
+                print(explain_recall(namespace, subject_external_id, query, timer))
+    finally:
+        set_provider(real)
+        cleanup(namespace, saved, log)
+
+
+def cleanup(namespace: Namespace, saved: dict[str, str], log: Callable[[str], None]) -> None:
+    """Delete the namespace; the bulk indexes are dropped for the delete (no dead entries for
+    vacuum to repair) and rebuilt, as they were, whatever happens."""
+    started = time.perf_counter()
+    try:
+        drop_indexes(list(saved))
+        counts = namespace_delete(actor=ACTOR, namespace=namespace)
+        log(f"deleted namespace {namespace.slug} ({counts['memories']} memories, "
+            f"{counts['subjects']} subjects) in {time.perf_counter() - started:.1f}s")  # fmt: skip
+    finally:
+        build_indexes(saved, log)
+        vacuum_analyze()
+        left = [name for name in saved if name not in index_definitions()]
+        log("indexes restored" if not left else f"INDEXES MISSING: {left} (--restore-indexes)")
+
+
+def report(
+    layouts: dict[str, Layout], args: argparse.Namespace, total: int, load: float, build: float
+) -> None:
+    print()
+    print(f"Recall latency, k={K}, {args.queries} queries per layout, {total} memories in the "
+          f"namespace; ms (p50 / p95)")  # fmt: skip
+    header = f"{'':<34}" + "".join(f"{layout.label:>38}" for layout in layouts.values())
+    print(header)
+
+    def row(label: str, pick: Callable[[Sample], float | None]) -> None:
+        cells = []
+        for layout in layouts.values():
+            values = [v for v in (pick(s) for s in layout.samples) if v is not None]
+            cells.append(f"{percentile(values, 50):>8.2f} / {percentile(values, 95):>7.2f}"
+                         if values else "-")  # fmt: skip
+        print(f"{label:<34}" + "".join(f"{c:>38}" for c in cells))
+
+    row("recall wall (perf_counter)", lambda s: s.wall)
+    for stage in ("total", "embed", "candidates", "score", "fetch"):
+        row(f"  timings_ms[{stage}]", lambda s, stage=stage: s.stages.get(stage))
+    kinds = sorted({k for layout in layouts.values() for s in layout.samples for k in s.db})
+    for kind in kinds:
+        row(f"    {kind}", lambda s, kind=kind: s.db.get(kind, 0.0))
+    row("    candidates: python side", lambda s: s.stages.get("candidates", 0.0) - sum(
+        s.db.get(k, 0.0) for k in ("db:vec embedding", "db:vec context", "db:keyword",
+                                   "db:stats", "db:data key")))  # fmt: skip
+    row("  keyword rows fetched", lambda s: float(s.keyword_rows))
+    row("exact scan (embed + numpy top-10)", lambda s: s.exact)
+    row("  of which query embedding", lambda s: s.exact_embed)
+    row("  of which numpy scan", lambda s: s.exact - s.exact_embed)
+    print()
+    print(f"{'':<34}" + "".join(f"{layout.label:>38}" for layout in layouts.values()))
+    cells = []
+    for layout in layouts.values():
+        walls = [s.wall for s in layout.samples]
+        exacts = [s.exact for s in layout.samples]
+        cells.append(
+            f"x{percentile(walls, 50) / percentile(exacts, 50):.2f} / "
+            f"x{percentile(walls, 95) / percentile(exacts, 95):.2f}"
+        )
+    print(f"{'recall / exact (p50 / p95)':<34}" + "".join(f"{c:>38}" for c in cells))
+    for label, pick in (
+        ("exact top-10 in 60 vector cands", lambda s: s.overlap60),
+        ("exact top-10 in first 10 cands", lambda s: s.overlap10),
+        ("paraphrased memory in top 10", lambda s: float(s.target_hit)),
+    ):
+        cells = [f"{np.mean([pick(s) for s in layout.samples]):.1%}" for layout in layouts.values()]
+        print(f"{label:<34}" + "".join(f"{c:>38}" for c in cells))
+    cells = []
+    for layout in layouts.values():
+        p95 = percentile([s.wall for s in layout.samples], 95)
+        verdict = "met" if p95 <= GOAL_P95_MS else "NOT met"
+        cells.append(f"p95 {p95:.1f} ms: {verdict}")
+    print(f"{f'goal p95 <= {GOAL_P95_MS:.0f} ms':<34}" + "".join(f"{c:>38}" for c in cells))
+    print(f"(load {load:.0f}s, index build {build:.0f}s)")
+
+
+def statistics_mean(values: list[int]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _torch_threads() -> str:
+    try:
+        import torch
+
+        return str(torch.get_num_threads())
+    except ImportError:
+        return "-"
+
+
+@contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """SIGTERM raises SystemExit, so the finally blocks (cleanup) run."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise SystemExit(f"terminated by signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=100_000, help="layout A, in total")
+    parser.add_argument("--subjects", type=int, default=1_000, help="layout A subjects")
+    parser.add_argument("--big", type=int, default=10_000, help="memories of layout B's subject")
+    parser.add_argument("--queries", type=int, default=200, help="timed recalls per layout")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed recalls per layout")
+    parser.add_argument("--pool", type=int, default=4_000, help="distinct sentence cores")
+    parser.add_argument("--seed", type=int, default=20_241_201)
+    parser.add_argument("--explain", action="store_true", help="print the candidate plans")
+    parser.add_argument(
+        "--restore-indexes", action="store_true", help="only recreate missing indexes, then exit"
+    )
+    args = parser.parse_args()
+    settings.DEBUG = False  # no query log
+    log = print
+    if args.restore_indexes:
+        restore_from_model(log)
+        return
+    if min(args.memories, args.subjects, args.queries, args.pool) < 1 or args.big < 0:
+        parser.error("sizes must be positive")
+    if args.memories < args.subjects:
+        parser.error("--memories must be at least --subjects")
+    with _terminate_as_exit():
+        run(args, lambda message: print(message, flush=True))
+
+
+if __name__ == "__main__":
+    main()
