@@ -19,7 +19,7 @@ import numpy as np
 from django.db import connection, transaction
 from django.db.models import Avg, Count, F, Func, IntegerField, Q, QuerySet, Value
 from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Extract, Now
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -36,8 +36,8 @@ MAX_QUERY_CHARS = 4000
 VECTOR_CANDIDATES = 60
 KEYWORD_CANDIDATES = 3000
 _FIELDS = (
-    "id", "token_index", "context_index", "session_key", "position", "occurred_at", "created_at",
-    "importance", "vector_similarity", "context_similarity", "speaker",
+    "id", "token_index", "context_index", "session_key", "position", "importance",
+    "vector_similarity", "context_similarity", "speaker", "age_days",
 )  # fmt: skip
 
 
@@ -149,34 +149,49 @@ def recall_memories(
         ),
         speaker=KeyTextTransform("speaker", "metadata"),
     )
-    rows: dict[uuid.UUID, dict[str, Any]] = {}
     with transaction.atomic():
         with connection.cursor() as cursor:
             # Keep scanning the HNSW graph until enough rows pass the subject filter.
             cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             cursor.execute("SET LOCAL hnsw.ef_search = 100")
-        for column in ("embedding", "context_embedding"):
-            nearest = (
-                population.exclude(**{f"{column}__isnull": True})
-                .order_by(CosineDistance(column, query_vector))
-                .values(*_FIELDS)[:VECTOR_CANDIDATES]
-            )
-            for row in nearest:
-                rows.setdefault(row["id"], row)
+        # One round trip: the nearest memories by embedding and by neighbour context (HNSW),
+        # and every memory sharing a query token (GIN), scored together.
+        sources = Q(
+            id__in=population.exclude(embedding__isnull=True)
+            .order_by(CosineDistance("embedding", query_vector))
+            .values("id")[:VECTOR_CANDIDATES]
+        ) | Q(
+            id__in=population.exclude(context_embedding__isnull=True)
+            .order_by(CosineDistance("context_embedding", query_vector))
+            .values("id")[:VECTOR_CANDIDATES]
+        )
         if terms:
-            matching = population.filter(
-                Q(token_index__overlap=terms) | Q(context_index__overlap=terms)
-            ).values(*_FIELDS)[:KEYWORD_CANDIDATES]
-            for row in matching:
-                rows.setdefault(row["id"], row)
-        stats = _population(namespace, subject, include_shared, filters).aggregate(
+            sources |= Q(
+                id__in=population.filter(
+                    Q(token_index__overlap=terms) | Q(context_index__overlap=terms)
+                ).values("id")[:KEYWORD_CANDIDATES]
+            )
+        candidate_rows = list(
+            Memory.objects.filter(sources)
+            .annotate(
+                vector_similarity=Coalesce(
+                    Value(1.0) - CosineDistance("embedding", query_vector), Value(0.0)
+                ),
+                context_similarity=Coalesce(
+                    Value(1.0) - CosineDistance("context_embedding", query_vector), Value(0.0)
+                ),
+                speaker=KeyTextTransform("speaker", "metadata"),
+                age_days=Extract(Now() - Coalesce("occurred_at", "created_at"), "epoch") / 86400.0,
+            )
+            .values(*_FIELDS)
+        )
+        stats = population.aggregate(
             documents=Count("id"),
             length=Avg(F("token_count") + ranking.CONTEXT_WEIGHT * _Cardinality("context_index")),
         )
     timings["candidates"] = _ms(mark)
 
     mark = time.perf_counter()
-    candidate_rows = list(rows.values())
     term_array = np.asarray(sorted(set(terms)), dtype=np.int64)
     candidates = _as_candidates(candidate_rows, term_array, namespace)
     # Every memory holding a query term is among the keyword candidates, so counting over
@@ -257,14 +272,7 @@ def recall_log_create(
 def _as_candidates(
     rows: list[dict[str, Any]], terms: np.ndarray, namespace: Namespace
 ) -> ranking.Candidates:
-    now = timezone.now()
-    ages = np.array(
-        [
-            (now - (row["occurred_at"] or row["created_at"])).total_seconds() / 86400.0
-            for row in rows
-        ],
-        dtype=np.float64,
-    )
+    ages = np.array([float(row["age_days"]) for row in rows], dtype=np.float64)
     own = [row["token_index"] for row in rows]
     context = [row["context_index"] for row in rows]
     return ranking.Candidates(
