@@ -212,6 +212,10 @@ MEMORYHUB_EMBEDDING_PROVIDER = env_choice(
     "MEMORYHUB_EMBEDDING_PROVIDER", "local", ("local", "openai")
 )
 MEMORYHUB_EMBEDDING_MODEL = env_str("MEMORYHUB_EMBEDDING_MODEL")
+# "auto": bfloat16 on CPUs that compute it natively (3x faster here), else float32.
+MEMORYHUB_EMBEDDING_DTYPE = env_choice(
+    "MEMORYHUB_EMBEDDING_DTYPE", "auto", ("auto", "float32", "bfloat16")
+)
 MEMORYHUB_EMBEDDING_URL = env_url("MEMORYHUB_EMBEDDING_URL", schemes=("http", "https"))
 MEMORYHUB_EMBEDDING_API_KEY = env_str("MEMORYHUB_EMBEDDING_API_KEY")
 MEMORYHUB_EMBEDDING_DIMENSIONS = env_int(

