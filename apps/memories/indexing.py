@@ -57,12 +57,17 @@ def embed_memories(memories: Sequence[Memory], contents: Sequence[str]) -> None:
             memory.context_embedding = vector
 
 
-def refresh_neighbour_context(memories: Iterable[Memory]) -> int:
+def refresh_neighbour_context(memories: Iterable[Memory], *, unsaved: bool = False) -> int:
     """Recompute context columns of the turns within NEIGHBOUR_REACH of the given ones.
 
     A turn's context is its session neighbours' tokens and embeddings, so writing or deleting
-    a turn changes the context of up to four others. Returns how many rows were updated.
+    a turn changes the context of up to four others. With `unsaved`, the given memories are
+    about to be inserted: their own context is set on the objects (saved with the insert, so
+    no row is written twice) and only stored neighbours are updated. Returns how many stored
+    rows were updated.
     """
+    memories = list(memories)
+    pending = {memory.pk: memory for memory in memories} if unsaved else {}
     sessions: dict[tuple[object, object, str], set[int]] = {}
     for memory in memories:
         if memory.session_key and memory.position is not None:
@@ -70,23 +75,25 @@ def refresh_neighbour_context(memories: Iterable[Memory]) -> int:
             sessions.setdefault(key, set()).add(memory.position)
     changed: list[Memory] = []
     for (namespace_id, subject_id, session_key), positions in sessions.items():
-        low, high = min(positions) - 2 * NEIGHBOUR_REACH, max(positions) + 2 * NEIGHBOUR_REACH
-        rows = list(
-            Memory.objects.filter(
-                namespace_id=namespace_id,
-                subject_id=subject_id,
-                session_key=session_key,
-                position__gte=low,
-                position__lte=high,
-            ).only(
-                "id", "position", "token_index", "embedding", "context_index", "context_embedding"
-            )
-        )
-        by_position = {row.position: row for row in rows}
-        affected = {
-            p + offset for p in positions for offset in range(-NEIGHBOUR_REACH, NEIGHBOUR_REACH + 1)
-        }
-        for position in sorted(affected):
+        low = min(positions) - 2 * NEIGHBOUR_REACH
+        high = max(positions) + 2 * NEIGHBOUR_REACH
+        stored = Memory.objects.filter(
+            namespace_id=namespace_id,
+            subject_id=subject_id,
+            session_key=session_key,
+            position__gte=low,
+            position__lte=high,
+        ).only("id", "position", "token_index", "embedding", "context_index", "context_embedding")
+        by_position = {row.position: row for row in stored if row.pk not in pending}
+        for memory in pending.values():
+            if (memory.namespace_id, memory.subject_id, memory.session_key) == (
+                namespace_id,
+                subject_id,
+                session_key,
+            ):
+                by_position[memory.position] = memory
+        reach = range(-NEIGHBOUR_REACH, NEIGHBOUR_REACH + 1)
+        for position in sorted({p + offset for p in positions for offset in reach}):
             row = by_position.get(position)
             if row is None:
                 continue
@@ -107,7 +114,8 @@ def refresh_neighbour_context(memories: Iterable[Memory]) -> int:
                         if n.embedding is not None
                     ],
                 )
-            changed.append(row)
+            if row.pk not in pending:
+                changed.append(row)
     if changed:
         Memory.objects.bulk_update(changed, ["context_index", "context_embedding"], batch_size=500)
     return len(changed)

@@ -40,6 +40,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import threading
@@ -198,6 +199,12 @@ class _Stemmer(Protocol):
 _thread_state = threading.local()
 
 
+@functools.lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    """Stems repeat a lot (a vocabulary is small next to a corpus): remember them."""
+    return _stemmer().stemWord(word)
+
+
 def _stemmer() -> _Stemmer:
     stemmer: _Stemmer | None = getattr(_thread_state, "stemmer", None)
     if stemmer is None:
@@ -218,7 +225,6 @@ def tokenize(text: str) -> list[str]:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
-    stemmer = _stemmer()
     tokens: list[str] = []
     for token in _split(_normalize(text)):
         if len(token) == 1 and _char_kind(token) == _CJK:
@@ -226,7 +232,7 @@ def tokenize(text: str) -> list[str]:
             continue
         if len(token) > MAX_TOKEN_LENGTH or token in STOP_WORDS:
             continue
-        stem = stemmer.stemWord(token)
+        stem = _stem(token)
         # The stemmer never returns "" for a non-empty word today; the guard keeps the
         # "tokens are non-empty" invariant independent of that.
         if stem:

@@ -266,6 +266,7 @@ def _create_memories(
         _seal_and_index(keys, memory, item.content)
         memories.append(memory)
     embed_memories(memories, [item.content for item in items])
+    refresh_neighbour_context(memories, unsaved=True)
     Memory.objects.bulk_create(memories)
     versions = []
     for memory, item in zip(memories, items, strict=True):
@@ -275,7 +276,6 @@ def _create_memories(
         seal_version(keys, version, memory.subject_id, memory.namespace_id, item.content)
         versions.append(version)
     MemoryVersion.objects.bulk_create(versions)
-    refresh_neighbour_context(memories)
     return memories
 
 
