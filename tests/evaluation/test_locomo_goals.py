@@ -1,0 +1,31 @@
+"""The recall quality goal, measured on the shared LoCoMo files with the real model.
+
+Needs ../shared/data/locomo-dev (evaluation data kept beside the project, never in it);
+skips with the reason where it is absent.
+"""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from apps.memories.embeddings import set_provider
+from tests.conftest import PROJECT_ROOT
+
+LOCOMO_DEV = PROJECT_ROOT.parent / "shared" / "data" / "locomo-dev"
+
+
+@pytest.mark.django_db
+def test_recall_on_locomo_dev_meets_the_goal() -> None:
+    if not LOCOMO_DEV.is_dir():
+        pytest.skip(f"LoCoMo evaluation data not found at {LOCOMO_DEV}")
+    set_provider(None)  # the configured (real, offline) model, not the test embedder
+    out = io.StringIO()
+    call_command("recall_eval", "--format", "locomo", str(LOCOMO_DEV), "--json", stdout=out)
+    summary = json.loads(out.getvalue().strip().splitlines()[-1])
+    print(json.dumps(summary))  # the figures, in the test log
+    assert summary["questions"] == 760
+    assert summary["recall@10"] >= 0.80
+    assert summary["recall@5"] >= 0.72
