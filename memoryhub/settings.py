@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -212,6 +213,8 @@ MEMORYHUB_EMBEDDING_PROVIDER = env_choice(
     "MEMORYHUB_EMBEDDING_PROVIDER", "local", ("local", "openai")
 )
 MEMORYHUB_EMBEDDING_MODEL = env_str("MEMORYHUB_EMBEDDING_MODEL")
+# Before torch loads: spinning OpenMP threads starve when PostgreSQL shares the cores.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # "auto": bfloat16 on CPUs that compute it natively (3x faster here), else float32.
 MEMORYHUB_EMBEDDING_DTYPE = env_choice(
     "MEMORYHUB_EMBEDDING_DTYPE", "auto", ("auto", "float32", "bfloat16")

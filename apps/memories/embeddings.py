@@ -90,6 +90,10 @@ class SentenceTransformerProvider:
                 if self._model is None:
                     if Path(self.model_ref).is_dir():
                         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                    # OpenMP threads that spin while waiting collapse throughput tenfold when
+                    # another process (PostgreSQL, a worker) holds a core. Only effective if
+                    # torch is not imported yet, which is why it is set here and in settings.
+                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                     from sentence_transformers import SentenceTransformer
 
                     started = time.perf_counter()
