@@ -9,6 +9,7 @@ served to whom.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -18,11 +19,8 @@ from typing import Any
 import numpy as np
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Avg, Count, F, Func, IntegerField, Q, QuerySet, Value
-from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Coalesce, Extract, Now
+from django.db.models import Avg, Count, F, Func, IntegerField, Q, QuerySet
 from django.utils import timezone
-from pgvector.django import CosineDistance
 
 from apps.audit.actors import Actor
 from apps.memories import keyword_index, ranking
@@ -141,52 +139,17 @@ def recall_memories(
     mark = time.perf_counter()
     terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
     # Similarities are computed by the database: vectors never travel to Python for scoring.
-    population = _population(namespace, subject, include_shared, filters).annotate(
-        vector_similarity=Coalesce(
-            Value(1.0) - CosineDistance("embedding", query_vector), Value(0.0)
-        ),
-        context_similarity=Coalesce(
-            Value(1.0) - CosineDistance("context_embedding", query_vector), Value(0.0)
-        ),
-        speaker=KeyTextTransform("speaker", "metadata"),
-    )
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            # Keep scanning the HNSW graph until enough rows pass the subject filter.
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute("SET LOCAL hnsw.ef_search = 100")
-        # One round trip: the nearest memories by embedding and by neighbour context (HNSW),
-        # and every memory sharing a query token (GIN), scored together.
-        sources = Q(
-            id__in=population.exclude(embedding__isnull=True)
-            .order_by(CosineDistance("embedding", query_vector))
-            .values("id")[:VECTOR_CANDIDATES]
-        ) | Q(
-            id__in=population.exclude(context_embedding__isnull=True)
-            .order_by(CosineDistance("context_embedding", query_vector))
-            .values("id")[:VECTOR_CANDIDATES]
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Keep scanning the HNSW graph until enough rows pass the subject filter.
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute("SET LOCAL hnsw.ef_search = 100")
+        sql, params = _candidate_sql(
+            namespace, subject, include_shared, filters, query_vector, terms
         )
-        if terms:
-            sources |= Q(
-                id__in=population.filter(
-                    Q(token_index__overlap=terms) | Q(context_index__overlap=terms)
-                ).values("id")[:KEYWORD_CANDIDATES]
-            )
-        candidate_rows = list(
-            Memory.objects.filter(sources)
-            .annotate(
-                vector_similarity=Coalesce(
-                    Value(1.0) - CosineDistance("embedding", query_vector), Value(0.0)
-                ),
-                context_similarity=Coalesce(
-                    Value(1.0) - CosineDistance("context_embedding", query_vector), Value(0.0)
-                ),
-                speaker=KeyTextTransform("speaker", "metadata"),
-                age_days=Extract(Now() - Coalesce("occurred_at", "created_at"), "epoch") / 86400.0,
-            )
-            .values(*_FIELDS)
-        )
-        stats = _population_stats(namespace, subject, include_shared)
+        cursor.execute(sql, params)
+        columns = [column.name for column in cursor.description]
+        candidate_rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    stats = _population_stats(namespace, subject, include_shared)
     timings["candidates"] = _ms(mark)
 
     mark = time.perf_counter()
@@ -247,6 +210,92 @@ def recall_memories(
     return RecallOutcome(hits=hits, recall_id=recall_id, timings_ms=timings)
 
 
+def _candidate_sql(
+    namespace: Namespace,
+    subject: Subject | None,
+    include_shared: bool,
+    filters: RecallFilters,
+    query_vector: np.ndarray,
+    terms: list[int],
+) -> tuple[str, dict[str, Any]]:
+    """One statement: the nearest memories by embedding and by neighbour context (HNSW) and
+    every memory sharing a query token (GIN), as a UNION (each part keeps its own index
+    plan), fetched by primary key with their similarities computed in the database.
+
+    Written as SQL rather than through the ORM: building this query from expressions cost
+    more time per recall than running it.
+    """
+    where = [
+        "namespace_id = %(namespace)s",
+        "status = 'active'",
+        "valid_to IS NULL",
+        "(expires_at IS NULL OR expires_at > now())",
+    ]
+    owners = []
+    if subject is not None:
+        owners.append("subject_id = %(subject)s")
+    if include_shared:
+        owners.append("subject_id IS NULL")
+    where.append(f"({' OR '.join(owners)})" if owners else "false")
+    if filters.kinds:
+        where.append("kind = ANY(%(kinds)s)")
+    if filters.tags:
+        where.append("tags && %(tags)s::varchar[]")
+    if filters.since:
+        where.append("COALESCE(occurred_at, created_at) >= %(since)s")
+    if filters.until:
+        where.append("COALESCE(occurred_at, created_at) < %(until)s")
+    if filters.metadata:
+        where.append("metadata @> %(metadata)s::jsonb")
+    # Only the fixed fragments above are interpolated; every value is a parameter.
+    select = "(SELECT id FROM memories_memory WHERE " + " AND ".join(where)  # noqa: S608
+    parts = [
+        select + " AND embedding IS NOT NULL"
+        " ORDER BY embedding <=> %(vector)s::vector LIMIT %(vector_limit)s)",
+        select + " AND context_embedding IS NOT NULL"
+        " ORDER BY context_embedding <=> %(vector)s::vector LIMIT %(vector_limit)s)",
+    ]
+    if terms:
+        parts.append(
+            select + " AND (token_index && %(terms)s::integer[]"
+            " OR context_index && %(terms)s::integer[]) LIMIT %(keyword_limit)s)"
+        )
+    union = " UNION ".join(parts)
+    sql = f"""
+        SELECT m.id, m.session_key, m.position, m.importance,
+               cardinality(m.token_index) AS own_length,
+               cardinality(m.context_index) AS context_length,
+               ARRAY(SELECT (SELECT count(*) FROM unnest(m.token_index) AS x WHERE x = q.t)
+                     FROM unnest(%(terms)s::integer[]) WITH ORDINALITY AS q(t, n) ORDER BY q.n)
+                   AS own_tf,
+               ARRAY(SELECT (SELECT count(*) FROM unnest(m.context_index) AS x WHERE x = q.t)
+                     FROM unnest(%(terms)s::integer[]) WITH ORDINALITY AS q(t, n) ORDER BY q.n)
+                   AS context_tf,
+               COALESCE(1 - (m.embedding <=> %(vector)s::vector), 0) AS vector_similarity,
+               COALESCE(1 - (m.context_embedding <=> %(vector)s::vector), 0)
+                   AS context_similarity,
+               m.metadata ->> 'speaker' AS speaker,
+               (EXTRACT(EPOCH FROM (now() - COALESCE(m.occurred_at, m.created_at))) / 86400.0)
+                   ::float8 AS age_days
+        FROM memories_memory m
+        WHERE m.id IN ({union})
+    """  # noqa: S608  (only fixed fragments are interpolated; values are parameters)
+    params: dict[str, Any] = {
+        "namespace": namespace.pk,
+        "subject": subject.pk if subject is not None else None,
+        "kinds": list(filters.kinds),
+        "tags": list(filters.tags),
+        "since": filters.since,
+        "until": filters.until,
+        "metadata": json.dumps(filters.metadata),
+        "vector": "[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]",
+        "vector_limit": VECTOR_CANDIDATES,
+        "terms": sorted(set(terms)),
+        "keyword_limit": KEYWORD_CANDIDATES,
+    }
+    return sql, params
+
+
 def _population_stats(
     namespace: Namespace, subject: Subject | None, include_shared: bool
 ) -> dict[str, Any]:
@@ -289,14 +338,15 @@ def recall_log_create(
 def _as_candidates(
     rows: list[dict[str, Any]], terms: np.ndarray, namespace: Namespace
 ) -> ranking.Candidates:
-    ages = np.array([float(row["age_days"]) for row in rows], dtype=np.float64)
-    own = [row["token_index"] for row in rows]
-    context = [row["context_index"] for row in rows]
+    ages = np.array([row["age_days"] for row in rows], dtype=np.float64)
+    width = terms.size
     return ranking.Candidates(
-        own_tf=ranking.term_frequencies(own, terms),
-        context_tf=ranking.term_frequencies(context, terms),
-        own_length=np.array([len(t) for t in own], dtype=np.float64),
-        context_length=np.array([len(t) for t in context], dtype=np.float64),
+        own_tf=np.array([row["own_tf"] for row in rows], dtype=np.float64).reshape(-1, width),
+        context_tf=np.array([row["context_tf"] for row in rows], dtype=np.float64).reshape(
+            -1, width
+        ),
+        own_length=np.array([row["own_length"] or 0 for row in rows], dtype=np.float64),
+        context_length=np.array([row["context_length"] or 0 for row in rows], dtype=np.float64),
         vector=np.array([row["vector_similarity"] for row in rows], dtype=np.float64),
         context=np.array([row["context_similarity"] for row in rows], dtype=np.float64),
         session=[row["session_key"] or "" for row in rows],
