@@ -335,14 +335,8 @@ def memory_update(
         memory.save()
         if "content" in changed or "occurred_at" in changed:
             refresh_neighbour_context([memory])
-        audit_record(
-            actor=actor,
-            action="memory.update",
-            namespace=memory.namespace,
-            subject_id=memory.subject_id,
-            object_type="memory",
-            object_id=str(memory.id),
-            details={"fields": changed, "version": memory.version},
+        _audit_memory(
+            actor, "memory.update", memory, {"fields": changed, "version": memory.version}
         )
     return memory
 
@@ -353,14 +347,7 @@ def memory_archive(*, actor: Actor, memory: Memory) -> Memory:
             status=Status.ARCHIVED, updated_at=timezone.now()
         )
         memory.status = Status.ARCHIVED
-        audit_record(
-            actor=actor,
-            action="memory.archive",
-            namespace=memory.namespace,
-            subject_id=memory.subject_id,
-            object_type="memory",
-            object_id=str(memory.id),
-        )
+        _audit_memory(actor, "memory.archive", memory)
     return memory
 
 
@@ -370,15 +357,7 @@ def memory_delete(*, actor: Actor, memory: Memory) -> None:
         versions = MemoryVersion.objects.filter(memory=memory).count()
         Memory.objects.filter(pk=memory.pk).delete()
         refresh_neighbour_context([memory])
-        audit_record(
-            actor=actor,
-            action="memory.delete",
-            namespace=memory.namespace,
-            subject_id=memory.subject_id,
-            object_type="memory",
-            object_id=str(memory.id),
-            details={"versions": versions},
-        )
+        _audit_memory(actor, "memory.delete", memory, {"versions": versions})
 
 
 def subject_export(*, actor: Actor, subject: Subject) -> dict[str, Any]:
@@ -510,6 +489,20 @@ def memory_public_fields(memory: Memory) -> dict[str, Any]:
         "valid_to": iso(memory.valid_to),
         "expires_at": iso(memory.expires_at),
     }
+
+
+def _audit_memory(
+    actor: Actor, action: str, memory: Memory, details: dict[str, Any] | None = None
+) -> None:
+    audit_record(
+        actor=actor,
+        action=action,
+        namespace=memory.namespace,
+        subject_id=memory.subject_id,
+        object_type="memory",
+        object_id=str(memory.id),
+        details=details,
+    )
 
 
 def _seal_and_index(keys: KeyCache, memory: Memory, content: str) -> None:
