@@ -340,11 +340,16 @@ def _as_candidates(
 ) -> ranking.Candidates:
     ages = np.array([row["age_days"] for row in rows], dtype=np.float64)
     width = terms.size
+
+    def counts(column: str) -> np.ndarray:
+        # A query without keyword tokens ("+", "the") has no term columns at all.
+        if width == 0 or not rows:
+            return np.zeros((len(rows), width))
+        return np.array([row[column] for row in rows], dtype=np.float64).reshape(-1, width)
+
     return ranking.Candidates(
-        own_tf=np.array([row["own_tf"] for row in rows], dtype=np.float64).reshape(-1, width),
-        context_tf=np.array([row["context_tf"] for row in rows], dtype=np.float64).reshape(
-            -1, width
-        ),
+        own_tf=counts("own_tf"),
+        context_tf=counts("context_tf"),
         own_length=np.array([row["own_length"] or 0 for row in rows], dtype=np.float64),
         context_length=np.array([row["context_length"] or 0 for row in rows], dtype=np.float64),
         vector=np.array([row["vector_similarity"] for row in rows], dtype=np.float64),

@@ -6,7 +6,6 @@ skips with the reason where it is absent.
 
 import io
 import json
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command

@@ -298,3 +298,17 @@ def test_the_default_model_loads_offline_and_ranks_a_paraphrase_first(acme: Tena
     vector = provider.embed_query("hello")
     assert vector.shape == (384,)
     assert float(np.linalg.norm(vector)) == pytest.approx(1.0, abs=1e-4)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("query", ["+", "the and of", "?!"])
+def test_a_query_without_keyword_tokens_still_recalls_by_meaning(acme: Tenant, query: str) -> None:
+    remember(acme, "u1", "Plays the cello on Sundays")
+    outcome = recall(acme, "u1", query, k=5)
+    assert len(outcome.hits) == 1
+    assert outcome.hits[0].components["keyword"] == 0.0
+
+
+@pytest.mark.django_db
+def test_a_subject_with_no_memories_gets_an_empty_list(acme: Tenant) -> None:
+    assert recall(acme, "newcomer", "anything at all", k=5, include_shared=False).hits == []
