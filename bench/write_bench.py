@@ -49,6 +49,7 @@ from django.conf import settings  # noqa: E402
 
 from apps.audit.actors import Actor  # noqa: E402
 from apps.memories import encryption, services  # noqa: E402
+from apps.memories.embeddings import normalise, set_provider  # noqa: E402
 from apps.memories.services import memory_create, subject_get_or_create  # noqa: E402
 from apps.namespaces.models import Namespace  # noqa: E402
 from apps.namespaces.services import namespace_create  # noqa: E402
@@ -191,7 +192,24 @@ def report(results: dict[str, list[float]]) -> None:
         print(f"{label:<58}{value:>8.1%}   target <= {TARGET:.0%}: {verdict}")
 
 
+class ConstantEmbedder:
+    """Embedding is the recall issue's cost, measured by recall_eval's ingest figure; here
+    every variant gets the same instant vector so the ratios isolate encryption and audit."""
+
+    name = "bench:constant"
+    dimensions = 384
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        return normalise(np.ones((len(texts), self.dimensions), dtype=np.float32))
+
+    def embed_query(self, text):  # type: ignore[no-untyped-def]
+        return self.embed_documents([text])[0]
+
+
 def main() -> None:
+    set_provider(ConstantEmbedder())
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000, help="writes per variant per round")
     parser.add_argument("--rounds", type=int, default=3)
