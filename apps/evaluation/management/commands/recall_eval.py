@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.audit.actors import Actor
 from apps.evaluation import metrics
 from apps.evaluation.locomo import Conversation, conversation_files, read_conversation
+from apps.memories.embeddings import get_provider
 from apps.memories.models import Kind
 from apps.memories.recall import recall_memories
 from apps.memories.services import NewMemory, memories_create_bulk
@@ -50,6 +51,8 @@ class Command(BaseCommand):
         ingest_seconds = 0.0
         ingested = 0
         created: list[Namespace] = []
+        # Load the model before the clock starts: a one-time cost, not ingest throughput.
+        get_provider().embed_query("warm-up")
         try:
             for path in files:
                 conversation = read_conversation(path)
