@@ -172,7 +172,10 @@ def recall_memories(
 
     mark = time.perf_counter()
     chosen_ids = [candidate_rows[i]["id"] for i in order]
-    memories = Memory.objects.in_bulk(chosen_ids)
+    # The vectors and token arrays stay in the database: only content and fields go out.
+    memories = Memory.objects.defer(
+        "embedding", "context_embedding", "token_index", "context_index"
+    ).in_bulk(chosen_ids)
     subjects = {subject.pk: subject} if subject is not None else {}
     hits: list[RecallHit] = []
     for i in order:
