@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -68,25 +67,6 @@ class Candidates:
 
     def __len__(self) -> int:
         return len(self.session)
-
-
-def term_frequencies(rows_terms: Sequence[Sequence[int]], terms: np.ndarray) -> np.ndarray:
-    """(n, T) counts of each of the sorted distinct `terms` in each row's term list."""
-    counts = np.zeros((len(rows_terms), terms.size), dtype=np.float64)
-    if terms.size == 0 or not rows_terms:
-        return counts
-    lengths = np.fromiter((len(row) for row in rows_terms), dtype=np.int64, count=len(rows_terms))
-    if lengths.sum() == 0:
-        return counts
-    flat = np.fromiter(
-        (t for row in rows_terms for t in row), dtype=np.int64, count=int(lengths.sum())
-    )
-    owner = np.repeat(np.arange(len(rows_terms)), lengths)
-    slot = np.searchsorted(terms, flat)
-    slot = np.minimum(slot, terms.size - 1)
-    hit = terms[slot] == flat
-    np.add.at(counts, (owner[hit], slot[hit]), 1.0)
-    return counts
 
 
 @dataclass

@@ -19,14 +19,12 @@ from typing import Any
 import numpy as np
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Avg, Count, F, Func, IntegerField, Q, QuerySet
-from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.memories import keyword_index, ranking
 from apps.memories.embeddings import get_provider
 from apps.memories.encryption import KeyCache
-from apps.memories.models import Memory, RecallLog, Status, Subject
+from apps.memories.models import Memory, RecallLog, Subject
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import ApplicationError
 
@@ -61,41 +59,6 @@ class RecallOutcome:
     hits: list[RecallHit]
     recall_id: uuid.UUID | None
     timings_ms: dict[str, float]
-
-
-def _population(
-    namespace: Namespace, subject: Subject | None, include_shared: bool, filters: RecallFilters
-) -> QuerySet[Memory]:
-    now = timezone.now()
-    owner = Q(subject=subject) if subject is not None else Q(pk__in=[])
-    if include_shared:
-        owner |= Q(subject__isnull=True)
-    memories = Memory.objects.filter(
-        owner, namespace=namespace, status=Status.ACTIVE, valid_to__isnull=True
-    )
-    memories = memories.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-    if filters.kinds:
-        memories = memories.filter(kind__in=filters.kinds)
-    if filters.tags:
-        memories = memories.filter(tags__overlap=filters.tags)
-    if filters.since:
-        memories = memories.filter(
-            Q(occurred_at__gte=filters.since)
-            | Q(occurred_at__isnull=True, created_at__gte=filters.since)
-        )
-    if filters.until:
-        memories = memories.filter(
-            Q(occurred_at__lt=filters.until)
-            | Q(occurred_at__isnull=True, created_at__lt=filters.until)
-        )
-    if filters.metadata:
-        memories = memories.filter(metadata__contains=filters.metadata)
-    return memories
-
-
-class _Cardinality(Func):
-    function = "cardinality"
-    output_field = IntegerField()
 
 
 def recall_memories(
@@ -228,30 +191,9 @@ def _candidate_sql(
     Written as SQL rather than through the ORM: building this query from expressions cost
     more time per recall than running it.
     """
-    where = [
-        "namespace_id = %(namespace)s",
-        "status = 'active'",
-        "valid_to IS NULL",
-        "(expires_at IS NULL OR expires_at > now())",
-    ]
-    owners = []
-    if subject is not None:
-        owners.append("subject_id = %(subject)s")
-    if include_shared:
-        owners.append("subject_id IS NULL")
-    where.append(f"({' OR '.join(owners)})" if owners else "false")
-    if filters.kinds:
-        where.append("kind = ANY(%(kinds)s)")
-    if filters.tags:
-        where.append("tags && %(tags)s::varchar[]")
-    if filters.since:
-        where.append("COALESCE(occurred_at, created_at) >= %(since)s")
-    if filters.until:
-        where.append("COALESCE(occurred_at, created_at) < %(until)s")
-    if filters.metadata:
-        where.append("metadata @> %(metadata)s::jsonb")
+    where, params = _population_condition(namespace, subject, include_shared, filters)
     # Only the fixed fragments above are interpolated; every value is a parameter.
-    select = "(SELECT id FROM memories_memory WHERE " + " AND ".join(where)  # noqa: S608
+    select = f"(SELECT id FROM memories_memory WHERE {where}"  # noqa: S608
     parts = [
         select + " AND embedding IS NOT NULL"
         " ORDER BY embedding <=> %(vector)s::vector LIMIT %(vector_limit)s)",
@@ -283,7 +225,43 @@ def _candidate_sql(
         FROM memories_memory m
         WHERE m.id IN ({union})
     """  # noqa: S608  (only fixed fragments are interpolated; values are parameters)
-    params: dict[str, Any] = {
+    params.update(
+        vector="[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]",
+        vector_limit=VECTOR_CANDIDATES,
+        terms=sorted(set(terms)),
+        keyword_limit=KEYWORD_CANDIDATES,
+    )
+    return sql, params
+
+
+def _population_condition(
+    namespace: Namespace, subject: Subject | None, include_shared: bool, filters: RecallFilters
+) -> tuple[str, dict[str, Any]]:
+    """The SQL condition (and its parameters) of the memories a recall searches: live
+    memories of the subject, plus shared ones unless excluded, narrowed by the filters."""
+    where = [
+        "namespace_id = %(namespace)s",
+        "status = 'active'",
+        "valid_to IS NULL",
+        "(expires_at IS NULL OR expires_at > now())",
+    ]
+    owners = []
+    if subject is not None:
+        owners.append("subject_id = %(subject)s")
+    if include_shared:
+        owners.append("subject_id IS NULL")
+    where.append(f"({' OR '.join(owners)})" if owners else "false")
+    if filters.kinds:
+        where.append("kind = ANY(%(kinds)s)")
+    if filters.tags:
+        where.append("tags && %(tags)s::varchar[]")
+    if filters.since:
+        where.append("COALESCE(occurred_at, created_at) >= %(since)s")
+    if filters.until:
+        where.append("COALESCE(occurred_at, created_at) < %(until)s")
+    if filters.metadata:
+        where.append("metadata @> %(metadata)s::jsonb")
+    params = {
         "namespace": namespace.pk,
         "subject": subject.pk if subject is not None else None,
         "kinds": list(filters.kinds),
@@ -291,12 +269,8 @@ def _candidate_sql(
         "since": filters.since,
         "until": filters.until,
         "metadata": json.dumps(filters.metadata),
-        "vector": "[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]",
-        "vector_limit": VECTOR_CANDIDATES,
-        "terms": sorted(set(terms)),
-        "keyword_limit": KEYWORD_CANDIDATES,
     }
-    return sql, params
+    return " AND ".join(where), params
 
 
 def _population_stats(
@@ -310,10 +284,15 @@ def _population_stats(
     key = f"recall-stats:{namespace.pk}:{subject.pk if subject else '-'}:{int(include_shared)}"
     stats = cache.get(key)
     if stats is None:
-        stats = _population(namespace, subject, include_shared, RecallFilters()).aggregate(
-            documents=Count("id"),
-            length=Avg(F("token_count") + ranking.CONTEXT_WEIGHT * _Cardinality("context_index")),
-        )
+        where, params = _population_condition(namespace, subject, include_shared, RecallFilters())
+        params["context_weight"] = ranking.CONTEXT_WEIGHT
+        with connection.cursor() as cursor:
+            # Only the fixed fragments of the condition are interpolated.
+            length = "token_count + %(context_weight)s * cardinality(context_index)"
+            sql = f"SELECT count(*), avg({length}) FROM memories_memory WHERE {where}"  # noqa: S608
+            cursor.execute(sql, params)
+            documents, length = cursor.fetchone()
+        stats = {"documents": documents, "length": float(length or 0.0)}
         cache.set(key, stats, timeout=60)
     return stats
 

@@ -39,13 +39,6 @@ from memoryhub.exceptions import ApplicationError
 EXPORT_SCHEMA_ID = "/api/v1/schemas/subject-export-v1.json"
 
 
-class _Unset:
-    pass
-
-
-UNSET: Any = _Unset()
-
-
 def validate_content(content: str) -> None:
     """Refuse content that is empty, has NUL bytes, or exceeds the configured size."""
     if not isinstance(content, str) or not content.strip():

@@ -24,11 +24,6 @@ def candidates(n: int, **columns) -> ranking.Candidates:
     return ranking.Candidates(**base)
 
 
-def test_it_counts_query_terms_in_each_row() -> None:
-    counts = ranking.term_frequencies([[1, 5, 5, 9], [], [2]], np.array([2, 5, 7]))
-    assert counts.tolist() == [[0, 2, 0], [0, 0, 0], [1, 0, 0]]
-
-
 def test_bm25_rewards_frequency_and_rarity() -> None:
     corpus = ranking.Corpus(documents=100, average_length=10, document_frequency=np.array([5, 90]))
     rows = candidates(
