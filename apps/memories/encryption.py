@@ -114,9 +114,6 @@ class KeyCache:
         shared, _ = self.key_for(namespace_id, None)
         return crypto.derive_key(shared, "subject-fingerprint")
 
-    def forget(self, namespace_id: int, subject_id: object | None) -> None:
-        self._keys.pop((namespace_id, subject_id), None)
-
 
 def _memory_ad(memory: Memory, key_version: int) -> crypto.AssociatedData:
     return crypto.AssociatedData(
