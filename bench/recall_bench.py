@@ -3,6 +3,7 @@
     .venv/bin/python bench/recall_bench.py [--memories 100000] [--subjects 1000] [--big 10000]
                                            [--queries 200] [--explain] [--quiet-wait 300]
                                            [--torch-threads N] [--restore-indexes]
+                                           [--keep | --reuse SLUG]
 
 Goal (server-side, query embedding included, 2 cores): recall p95 <= 25 ms with 100k memories
 in the namespace over 1,000 subjects (layout A: ~100 memories per subject) and with one
@@ -39,6 +40,10 @@ thread count for the timed queries.
 The namespace is deleted at the end, also on failure (audit events stay: append-only), and
 the indexes exist again when the script ends. After a hard kill, `--restore-indexes`
 recreates any missing index of the memory table from the model's definitions.
+
+For iterating on the recall code: `--keep` leaves the loaded namespace in place (its load
+order is saved under var/bench/) and `--reuse SLUG` times against it without loading again;
+`--reuse SLUG --drop` deletes it at the end.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ import secrets
 import signal
 import sys
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -881,43 +887,67 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
         f"{min(lengths)}-{max(lengths)} (mean {statistics_mean(lengths):.1f}); "
         f"{time.perf_counter() - started:.1f}s"
     )
-    vectors = compose_vectors(data, real, log, args.seed)
-
-    namespace = namespace_create(actor=ACTOR, slug=slug, name="Recall benchmark (temporary)")
-    log(f"namespace {slug}")
+    keep = args.keep or bool(args.reuse)
+    saved_order = Path(settings.BASE_DIR) / "var" / "bench" / f"recall-{args.reuse or slug}.npz"
+    if args.reuse:
+        namespace = Namespace.objects.get(slug=args.reuse)
+        order = np.load(saved_order)
+        ids = [uuid.UUID(x) for x in order["ids"]]
+        owners = [uuid.UUID(x) if x else None for x in order["owners"]]
+        matrix = order["matrix"]
+        load_seconds = float(order["load"])
+        index_seconds = float(order["build"])
+        log(f"reusing namespace {args.reuse} ({len(ids)} memories)")
+    else:
+        vectors = compose_vectors(data, real, log, args.seed)
+        namespace = namespace_create(actor=ACTOR, slug=slug, name="Recall benchmark (temporary)")
+        log(f"namespace {slug}")
     try:
-        # --- load ---
-        drop_indexes(list(saved))
-        log(f"dropped {', '.join(saved)} for the load")
-        set_provider(PoolEmbedder(real.name, real.dimensions, vectors))
-        keys = KeyCache()
-        ids: list[Any] = []
-        owners: list[Any] = []
-        matrix = np.zeros((len(data.items), real.dimensions), dtype=np.float32)
-        started = time.perf_counter()
-        for start in range(0, len(data.items), BATCH):
-            batch = data.items[start : start + BATCH]
-            created = memories_create_bulk(
-                actor=ACTOR, namespace=namespace, items=[p.item for p in batch], keys=keys
+        if not args.reuse:
+            # --- load ---
+            drop_indexes(list(saved))
+            log(f"dropped {', '.join(saved)} for the load")
+            set_provider(PoolEmbedder(real.name, real.dimensions, vectors))
+            keys = KeyCache()
+            ids: list[Any] = []
+            owners: list[Any] = []
+            matrix = np.zeros((len(data.items), real.dimensions), dtype=np.float32)
+            started = time.perf_counter()
+            for start in range(0, len(data.items), BATCH):
+                batch = data.items[start : start + BATCH]
+                created = memories_create_bulk(
+                    actor=ACTOR, namespace=namespace, items=[p.item for p in batch], keys=keys
+                )
+                for offset, memory in enumerate(created):
+                    ids.append(memory.id)
+                    owners.append(memory.subject_id)
+                    matrix[start + offset] = memory.embedding
+                done = start + len(batch)
+                if done % 20_000 < BATCH or done == len(data.items):
+                    rate = done / (time.perf_counter() - started)
+                    log(f"  loaded {done:>7} memories, {rate:,.0f}/s")
+            load_seconds = time.perf_counter() - started
+            set_provider(real)
+            del vectors
+            index_seconds = build_indexes(saved, log)
+            vacuum_seconds = vacuum_analyze()
+            log(
+                f"load {load_seconds:.1f}s ({len(data.items) / load_seconds:,.0f} memories/s), "
+                f"index build {index_seconds:.1f}s, VACUUM ANALYZE {vacuum_seconds:.1f}s"
             )
-            for offset, memory in enumerate(created):
-                ids.append(memory.id)
-                owners.append(memory.subject_id)
-                matrix[start + offset] = memory.embedding
-            done = start + len(batch)
-            if done % 20_000 < BATCH or done == len(data.items):
-                rate = done / (time.perf_counter() - started)
-                log(f"  loaded {done:>7} memories, {rate:,.0f}/s")
-        load_seconds = time.perf_counter() - started
-        set_provider(real)
-        del vectors
-        index_seconds = build_indexes(saved, log)
-        vacuum_seconds = vacuum_analyze()
-        log(
-            f"load {load_seconds:.1f}s ({len(data.items) / load_seconds:,.0f} memories/s), "
-            f"index build {index_seconds:.1f}s, VACUUM ANALYZE {vacuum_seconds:.1f}s"
-        )
-        log(f"  {relation_sizes()}")
+            log(f"  {relation_sizes()}")
+
+            if keep:
+                saved_order.parent.mkdir(parents=True, exist_ok=True)
+                np.savez(
+                    saved_order,
+                    ids=np.array([str(x) for x in ids]),
+                    owners=np.array([str(x) if x else "" for x in owners]),
+                    matrix=matrix,
+                    load=load_seconds,
+                    build=index_seconds,
+                )
+                log(f"kept namespace {slug}: --reuse {slug} times against it")
 
         # --- queries ---
         subjects = {s.external_id: s for s in Subject.objects.filter(namespace=namespace)}
@@ -1017,7 +1047,9 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
                 print(explain_recall(namespace, subject_external_id, query, timer))
     finally:
         set_provider(real)
-        cleanup(namespace, saved, log)
+        if not keep or args.drop:
+            cleanup(namespace, saved, log)
+            saved_order.unlink(missing_ok=True)
 
 
 def cleanup(namespace: Namespace, saved: dict[str, str], log: Callable[[str], None]) -> None:
@@ -1191,6 +1223,9 @@ def main() -> None:
     parser.add_argument(
         "--restore-indexes", action="store_true", help="only recreate missing indexes, then exit"
     )
+    parser.add_argument("--keep", action="store_true", help="keep the loaded namespace")
+    parser.add_argument("--reuse", metavar="SLUG", help="time against a kept namespace")
+    parser.add_argument("--drop", action="store_true", help="with --reuse: delete it at the end")
     args = parser.parse_args()
     settings.DEBUG = False  # no query log
     log = print

@@ -30,8 +30,15 @@ from memoryhub.exceptions import ApplicationError
 
 MAX_K = 100
 MAX_QUERY_CHARS = 4000
-VECTOR_CANDIDATES = 60
-KEYWORD_CANDIDATES = 3000
+VECTOR_CANDIDATES = 40
+CONTEXT_CANDIDATES = 20
+KEYWORD_CANDIDATES = 200
+# A query term held by more than this share of the searched memories ("common") scores
+# candidates but does not select them, as long as a rarer term does (Lucene's common-terms
+# cut-off): matches of a common term alone score too low to matter, and a large subject has
+# thousands of them. Its document frequency comes from the last recall that counted it.
+COMMON_TERM_SHARE = 0.05
+DOCUMENT_FREQUENCY_SECONDS = 300
 _FIELDS = (
     "id", "token_index", "context_index", "session_key", "position", "importance",
     "vector_similarity", "context_similarity", "speaker", "age_days",
@@ -101,32 +108,43 @@ def recall_memories(
 
     mark = time.perf_counter()
     terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
+    weights = ranking.adapt(weights or ranking.Weights(), query)
+    stats = _population_stats(namespace, subject, include_shared)
+    frequency_keys = _frequency_keys(namespace, subject, include_shared, filters, terms)
+    cached = cache.get_many(list(frequency_keys)) if frequency_keys else {}
+    known = {frequency_keys[key]: df for key, df in cached.items()}
     # Similarities are computed by the database: vectors never travel to Python for scoring.
     with transaction.atomic(), connection.cursor() as cursor:
         # Keep scanning the HNSW graph until enough rows pass the subject filter.
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute("SET LOCAL hnsw.ef_search = 100")
+        cursor.execute(
+            "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 100"
+        )
         sql, params = _candidate_sql(
-            namespace, subject, include_shared, filters, query_vector, terms
+            namespace, subject, include_shared, filters, query_vector, terms, stats, weights, known
         )
         cursor.execute(sql, params)
         columns = [column.name for column in cursor.description]
         candidate_rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-    stats = _population_stats(namespace, subject, include_shared)
     timings["candidates"] = _ms(mark)
 
     mark = time.perf_counter()
     term_array = np.asarray(sorted(set(terms)), dtype=np.int64)
     candidates = _as_candidates(candidate_rows, term_array, namespace)
-    # Every memory holding a query term is among the keyword candidates, so counting over
-    # the candidates gives the population's document frequencies.
-    present = (candidates.own_tf + candidates.context_tf) > 0
+    # Counted in the database over every memory holding a query term (not just those kept).
+    frequencies = candidate_rows[0]["document_frequency"] if candidate_rows else []
+    if frequency_keys and frequencies:
+        # Counted now: the terms not known before (a known count lives out its time, so a
+        # common term is recounted, with the rest, once it expires).
+        counted = dict(zip(sorted(set(terms)), frequencies, strict=True))
+        cache.set_many(
+            {key: int(counted[term]) for key, term in frequency_keys.items() if key not in cached},
+            timeout=DOCUMENT_FREQUENCY_SECONDS,
+        )
     corpus = ranking.Corpus(
         documents=stats["documents"] or 0,
         average_length=float(stats["length"] or 0.0),
-        document_frequency=present.sum(axis=0),
+        document_frequency=np.asarray(frequencies or [0] * term_array.size, dtype=np.float64),
     )
-    weights = ranking.adapt(weights or ranking.Weights(), query)
     scored = ranking.score(candidates, query=query, corpus=corpus, weights=weights)
     order = scored.order[:k]
     if mmr_lambda is not None and len(candidates):
@@ -183,39 +201,100 @@ def _candidate_sql(
     filters: RecallFilters,
     query_vector: np.ndarray,
     terms: list[int],
+    stats: dict[str, Any],
+    weights: ranking.Weights,
+    known_frequencies: dict[int, int],
 ) -> tuple[str, dict[str, Any]]:
     """One statement: the nearest memories by embedding and by neighbour context (HNSW) and
-    every memory sharing a query token (GIN), as a UNION (each part keeps its own index
-    plan), fetched by primary key with their similarities computed in the database.
+    the best keyword matches (GIN, then BM25 in the database), fetched by primary key with
+    their similarities and term counts; every row also carries the population's document
+    frequencies of the query terms, counted over all keyword matches.
+
+    Only the best `KEYWORD_CANDIDATES` keyword matches go on to be scored in full: a large
+    subject can have thousands of memories sharing a common query word, and computing their
+    similarities would cost more than the whole recall budget.
 
     Written as SQL rather than through the ORM: building this query from expressions cost
     more time per recall than running it.
     """
     where, params = _population_condition(namespace, subject, include_shared, filters)
-    # Only the fixed fragments above are interpolated; every value is a parameter.
+    # Only fixed fragments and term numbers (i) are interpolated; every value is a parameter.
     select = f"(SELECT id FROM memories_memory WHERE {where}"  # noqa: S608
     parts = [
         select + " AND embedding IS NOT NULL"
         " ORDER BY embedding <=> %(vector)s::vector LIMIT %(vector_limit)s)",
         select + " AND context_embedding IS NOT NULL"
-        " ORDER BY context_embedding <=> %(vector)s::vector LIMIT %(vector_limit)s)",
+        " ORDER BY context_embedding <=> %(vector)s::vector LIMIT %(context_limit)s)",
     ]
-    if terms:
+    distinct = sorted(set(terms))
+    documents = max(int(stats["documents"] or 0), 1)
+    common = {
+        i
+        for i, term in enumerate(distinct, start=1)
+        if known_frequencies.get(term, 0) > COMMON_TERM_SHARE * documents
+    }
+    if len(common) == len(distinct):
+        common = set()  # no rarer term to select by: every term selects
+    selecting = [term for i, term in enumerate(distinct, start=1) if i not in common]
+
+    def term_counts(column: str) -> str:
+        counts = ", ".join(
+            f"cardinality(array_positions({column}, %(term_{i})s::integer))"
+            for i in range(len(distinct))
+        )
+        return f"ARRAY[{counts}]::integer[]"
+
+    keyword_cte = ""
+    frequencies = "ARRAY[]::integer[]"
+    if distinct:
+        # BM25 as ranking.bm25 computes it (idf once per term), to choose which go on.
+        count = len(distinct)
+        df = ", ".join(
+            f"%(known_{i})s::integer"
+            if i in common
+            else f"count(*) FILTER (WHERE own_tf[{i}] + context_tf[{i}] > 0)"
+            for i in range(1, count + 1)
+        )
+        idf = ", ".join(
+            f"ln(1 + (greatest(%(documents)s, df[{i}]) - df[{i}] + 0.5::float8)"
+            f" / (df[{i}] + 0.5::float8))"
+            for i in range(1, count + 1)
+        )
+        tf = "(k.own_tf[{i}] + %(context_weight)s * k.context_tf[{i}])"
+        norm = (
+            "%(k1)s * (1 - %(b)s + %(b)s * (k.own_length + %(context_weight)s * k.context_length)"
+            " / %(average_length)s)"
+        )
+        bm25 = " + ".join(
+            f"d.idf[{i}] * {tf.format(i=i)} * (%(k1)s + 1) / ({tf.format(i=i)} + {norm})"
+            for i in range(1, count + 1)
+        )
+        keyword_cte = f"""
+        WITH keyword AS MATERIALIZED (
+            SELECT id, {term_counts("token_index")} AS own_tf,
+                   {term_counts("context_index")} AS context_tf,
+                   cardinality(token_index) AS own_length,
+                   cardinality(context_index) AS context_length
+            FROM memories_memory
+            WHERE {where} AND (token_index && %(selecting)s::integer[]
+                               OR context_index && %(selecting)s::integer[])
+        ),
+        counted AS (SELECT ARRAY[{df}]::integer[] AS df FROM keyword),
+        frequencies AS (SELECT df, ARRAY[{idf}]::float8[] AS idf FROM counted)
+        """  # noqa: S608
+        frequencies = "(SELECT df FROM frequencies)"
         parts.append(
-            select + " AND (token_index && %(terms)s::integer[]"
-            " OR context_index && %(terms)s::integer[]) LIMIT %(keyword_limit)s)"
+            f"(SELECT k.id FROM keyword k, frequencies d ORDER BY {bm25} DESC, k.id"  # noqa: S608
+            " LIMIT %(keyword_limit)s)"
         )
     union = " UNION ".join(parts)
-    sql = f"""
+    sql = f"""{keyword_cte}
         SELECT m.id, m.session_key, m.position, m.importance,
                cardinality(m.token_index) AS own_length,
                cardinality(m.context_index) AS context_length,
-               ARRAY(SELECT (SELECT count(*) FROM unnest(m.token_index) AS x WHERE x = q.t)
-                     FROM unnest(%(terms)s::integer[]) WITH ORDINALITY AS q(t, n) ORDER BY q.n)
-                   AS own_tf,
-               ARRAY(SELECT (SELECT count(*) FROM unnest(m.context_index) AS x WHERE x = q.t)
-                     FROM unnest(%(terms)s::integer[]) WITH ORDINALITY AS q(t, n) ORDER BY q.n)
-                   AS context_tf,
+               {term_counts("m.token_index")} AS own_tf,
+               {term_counts("m.context_index")} AS context_tf,
+               {frequencies} AS document_frequency,
                COALESCE(1 - (m.embedding <=> %(vector)s::vector), 0) AS vector_similarity,
                COALESCE(1 - (m.context_embedding <=> %(vector)s::vector), 0)
                    AS context_similarity,
@@ -228,9 +307,17 @@ def _candidate_sql(
     params.update(
         vector="[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]",
         vector_limit=VECTOR_CANDIDATES,
-        terms=sorted(set(terms)),
+        context_limit=CONTEXT_CANDIDATES,
         keyword_limit=KEYWORD_CANDIDATES,
+        selecting=selecting,
+        documents=documents,
+        average_length=max(float(stats["length"] or 0.0), 1e-9),
+        context_weight=float(ranking.CONTEXT_WEIGHT),
+        k1=float(weights.bm25_k1),
+        b=float(weights.bm25_b),
     )
+    params.update({f"term_{i}": term for i, term in enumerate(distinct)})
+    params.update({f"known_{i}": known_frequencies[distinct[i - 1]] for i in common})
     return sql, params
 
 
@@ -271,6 +358,21 @@ def _population_condition(
         "metadata": json.dumps(filters.metadata),
     }
     return " AND ".join(where), params
+
+
+def _frequency_keys(
+    namespace: Namespace,
+    subject: Subject | None,
+    include_shared: bool,
+    filters: RecallFilters,
+    terms: list[int],
+) -> dict[str, int]:
+    """Cache keys of the query terms' document frequencies in the searched population (none
+    with filters: a filtered population's counts are not the population's)."""
+    if filters != RecallFilters():
+        return {}
+    scope = f"recall-df:{namespace.pk}:{subject.pk if subject else '-'}:{int(include_shared)}"
+    return {f"{scope}:{term}": term for term in sorted(set(terms))}
 
 
 def _population_stats(

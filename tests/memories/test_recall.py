@@ -312,3 +312,25 @@ def test_a_query_without_keyword_tokens_still_recalls_by_meaning(acme: Tenant, q
 @pytest.mark.django_db
 def test_a_subject_with_no_memories_gets_an_empty_list(acme: Tenant) -> None:
     assert recall(acme, "newcomer", "anything at all", k=5, include_shared=False).hits == []
+
+
+@pytest.mark.django_db
+def test_a_common_term_scores_but_stops_selecting_once_its_frequency_is_known(
+    acme: Tenant,
+) -> None:
+    items = [
+        NewMemory(subject_external_id="u1", content=f"weather note {n} for the log")
+        for n in range(300)
+    ] + [NewMemory(subject_external_id="u1", content="weather balloon zeppelin sighting")]
+    memories_create_bulk(actor=ACTOR, namespace=acme.namespace, items=items)
+    # The first recall counts both terms over every match; "weather" is in all 301 memories,
+    # more than the 200 keyword candidates kept, and is then known as common.
+    cold = recall(acme, "u1", "weather zeppelin", k=5, include_shared=False)
+    warm = recall(acme, "u1", "weather zeppelin", k=5, include_shared=False)
+    assert contents(cold)[0] == contents(warm)[0] == "weather balloon zeppelin sighting"
+    # The known count gives the same BM25 as counting again.
+    assert warm.hits[0].components["keyword"] == pytest.approx(cold.hits[0].components["keyword"])
+    # A query of common terms only still selects by them.
+    only_common = recall(acme, "u1", "weather", k=5, include_shared=False)
+    assert len(only_common.hits) == 5
+    assert all(hit.components["keyword"] > 0 for hit in only_common.hits)
