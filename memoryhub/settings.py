@@ -197,6 +197,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Two models have a `status` field: name their choice sets apart.
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryStatusEnum": "apps.memories.models.Status",
+        "JobStatusEnum": "apps.memories.models.JobStatus",
+    },
 }
 
 # --- Memories -------------------------------------------------------------------------------
@@ -229,6 +234,21 @@ if MEMORYHUB_EMBEDDING_PROVIDER == "openai" and not MEMORYHUB_EMBEDDING_URL:
     raise ImproperlyConfigured("MEMORYHUB_EMBEDDING_PROVIDER=openai needs MEMORYHUB_EMBEDDING_URL.")
 
 # --- Celery ---------------------------------------------------------------------------------
+# The write pipeline (POST /messages): batch limit, phone numbers' default region for the
+# PII detector, and the extractor: "offline" (rules) or "llm" (an OpenAI-compatible
+# chat-completions endpoint at MEMORYHUB_LLM_URL).
+MEMORYHUB_MAX_MESSAGES_PER_REQUEST = env_int(
+    "MEMORYHUB_MAX_MESSAGES_PER_REQUEST", 100, minimum=1, maximum=10_000
+)
+MEMORYHUB_PII_PHONE_REGION = env_str("MEMORYHUB_PII_PHONE_REGION", "US")
+MEMORYHUB_EXTRACTOR = env_choice("MEMORYHUB_EXTRACTOR", "offline", ("offline", "llm"))
+MEMORYHUB_LLM_URL = env_url("MEMORYHUB_LLM_URL", schemes=("http", "https"))
+MEMORYHUB_LLM_MODEL = env_str("MEMORYHUB_LLM_MODEL", "gpt-4o-mini")
+MEMORYHUB_LLM_API_KEY = env_str("MEMORYHUB_LLM_API_KEY")
+MEMORYHUB_LLM_TIMEOUT = env_float("MEMORYHUB_LLM_TIMEOUT", 20.0, minimum=0.1)
+if MEMORYHUB_EXTRACTOR == "llm" and not MEMORYHUB_LLM_URL:
+    raise ImproperlyConfigured("MEMORYHUB_EXTRACTOR=llm needs MEMORYHUB_LLM_URL.")
+
 # Without a broker, tasks run in-process (eagerly), so the embedded quickstart needs none.
 _broker_url = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqs"))
 CELERY_TASK_ALWAYS_EAGER = _broker_url is None
@@ -243,6 +263,13 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "memoryhub")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Redis redelivers a task whose worker died (unacknowledged) after this many seconds: keep it
+# above the longest task, or a slow task runs twice (its effect would still happen once).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int(
+        "MEMORYHUB_BROKER_VISIBILITY_TIMEOUT", 3600, minimum=1, maximum=86_400
+    )
+}
 CELERY_TIMEZONE = "UTC"
 
 # --- Logging --------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.memories import crypto
-from apps.memories.models import DataKey, Memory, MemoryVersion, Subject
+from apps.memories.models import DataKey, Memory, MemoryVersion, Message, Subject
 from apps.namespaces.models import Namespace
 
 
@@ -170,4 +170,33 @@ def open_version(
     raw, _ = keys.key_for(namespace_id, subject_id)
     return cipher.decrypt(
         raw, bytes(version.content_encrypted), _version_ad(version, subject_id, version.key_version)
+    )
+
+
+def _message_ad(message: Message, subject_id: object, key_version: int) -> crypto.AssociatedData:
+    return crypto.AssociatedData(
+        table="memories_message",
+        row_id=str(message.id),
+        subject=str(subject_id),
+        field="content",
+        key_version=key_version,
+    )
+
+
+def seal_message(
+    keys: KeyCache, message: Message, namespace_id: int, subject_id: object, content: str
+) -> None:
+    raw, version = keys.key_for(namespace_id, subject_id)
+    message.key_version = version
+    message.content_encrypted = cipher.encrypt(
+        raw, content, _message_ad(message, subject_id, version)
+    )
+
+
+def open_message(keys: KeyCache, message: Message, namespace_id: int, subject_id: object) -> str:
+    raw, _ = keys.key_for(namespace_id, subject_id)
+    return cipher.decrypt(
+        raw,
+        bytes(message.content_encrypted),
+        _message_ad(message, subject_id, message.key_version),
     )

@@ -10,7 +10,8 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 
-from apps.memories.models import Memory, MemoryVersion, Subject
+from apps.accounts.models import ApiKey
+from apps.memories.models import Job, Memory, MemoryVersion, Subject
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import NotFound
 
@@ -65,3 +66,19 @@ def memory_get(*, namespace: Namespace, memory_id: uuid.UUID | str) -> Memory:
 
 def memory_versions(*, memory: Memory) -> QuerySet[MemoryVersion]:
     return MemoryVersion.objects.filter(memory=memory).order_by("-version")
+
+
+def job_for_api_key(*, api_key: ApiKey, job_id: uuid.UUID | str) -> Job:
+    """A job in one of the key's namespaces; anything else is not found."""
+    try:
+        job_uuid = uuid.UUID(str(job_id))
+    except ValueError:
+        raise NotFound("Job not found.") from None
+    job = (
+        Job.objects.filter(pk=job_uuid, namespace__in=api_key.namespaces.all())
+        .select_related("namespace", "subject")
+        .first()
+    )
+    if job is None:
+        raise NotFound("Job not found.")
+    return job

@@ -12,7 +12,7 @@ import hmac
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +22,8 @@ from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
+from apps.memories import pii
+from apps.memories.embeddings import get_provider
 from apps.memories.encryption import (
     KeyCache,
     data_key_create,
@@ -110,6 +112,8 @@ class NewMemory:
     status: str = Status.ACTIVE
     session_key: str = ""
     position: int | None = None
+    embedding: Any = None  # a vector computed already (consolidation needs it first)
+    id: uuid.UUID | None = None  # chosen by the caller when it must refer to it before insert
 
 
 def memory_create(
@@ -208,6 +212,7 @@ def _create_memories(
             raise ApplicationError(
                 "Unknown kind.", details={"kind": [f"{item.kind!r} is not one of {Kind.values}"]}
             )
+    items = [_screened(namespace, item, index, len(items)) for index, item in enumerate(items)]
     keys = keys or KeyCache()
     now = timezone.now()
     subjects: dict[str, Subject] = {}
@@ -237,7 +242,7 @@ def _create_memories(
             position = next_position[slot]
             next_position[slot] += 1
         memory = Memory(
-            id=uuid.uuid4(),
+            id=item.id or uuid.uuid4(),
             namespace=namespace,
             subject=subject,
             kind=item.kind,
@@ -258,7 +263,14 @@ def _create_memories(
         )
         _seal_and_index(keys, memory, item.content)
         memories.append(memory)
-    embed_memories(memories, [item.content for item in items])
+    missing = [i for i, item in enumerate(items) if item.embedding is None]
+    embed_memories([memories[i] for i in missing], [items[i].content for i in missing])
+    for memory, item in zip(memories, items, strict=True):
+        if item.embedding is not None:
+            memory.embedding = item.embedding
+            memory.embedding_model = get_provider().name
+            if not memory.session_key:
+                memory.context_embedding = item.embedding
     refresh_neighbour_context(memories, unsaved=True)
     Memory.objects.bulk_create(memories)
     versions = []
@@ -270,6 +282,34 @@ def _create_memories(
         versions.append(version)
     MemoryVersion.objects.bulk_create(versions)
     return memories
+
+
+def screen_content(namespace: Namespace, content: str) -> pii.Screened:
+    """The namespace's PII policy applied to content, before it is stored or embedded:
+    as is, tagged, redacted, or refused (422 naming the types found, never the values)."""
+    try:
+        return pii.apply_policy(
+            namespace.pii_policy, content, phone_region=settings.MEMORYHUB_PII_PHONE_REGION or "US"
+        )
+    except pii.PiiRejected as rejected:
+        raise ApplicationError(
+            f"The namespace's PII policy rejects this content: {', '.join(rejected.types)} found.",
+            code="pii_rejected",
+            status_code=422,
+            details={"content": {"pii": rejected.types}},
+        ) from None
+
+
+def _screened(namespace: Namespace, item: NewMemory, index: int, count: int) -> NewMemory:
+    try:
+        screened = screen_content(namespace, item.content)
+    except ApplicationError as error:
+        if count > 1:
+            error.details = {"item": index, **error.details}
+        raise
+    if screened.text == item.content and not screened.tags:
+        return item
+    return replace(item, content=screened.text, tags=sorted(set(item.tags) | set(screened.tags)))
 
 
 def memory_update(
@@ -308,6 +348,10 @@ def memory_update(
         raise ApplicationError("Unknown status.", details={"status": ["unknown status"]})
     if content is not None:
         validate_content(content)
+        screened = screen_content(memory.namespace, content)
+        content = screened.text
+        if screened.tags:
+            changes["tags"] = sorted(set(changes.get("tags", memory.tags)) | set(screened.tags))
     keys = keys or KeyCache()
     with transaction.atomic():
         memory = Memory.objects.select_for_update().select_related("namespace").get(pk=memory.pk)
@@ -553,8 +597,6 @@ def memories_reembed(*, actor: Actor, batch_size: int = 256, limit: int | None =
     provider is never picked again, so an interrupted run continues where it stopped.
     Returns how many memories were embedded; one audit event records the count.
     """
-    from apps.memories.embeddings import get_provider
-
     provider = get_provider()
     done = 0
     while limit is None or done < limit:

@@ -30,6 +30,17 @@ class Namespace(models.Model):
         validators=[MinValueValidator(0.0)],
         help_text="Recall favours recent memories: recency weight halves every this many days.",
     )
+    keep_turns_when_paused = models.BooleanField(
+        default=False,
+        help_text="Keep a paused subject's conversation turns for the session buffer (they "
+        "never become memories while paused).",
+    )
+    summarize_after_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Summarize episodic memories older than this many days into one (none: never).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

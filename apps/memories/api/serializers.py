@@ -5,7 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.memories.encryption import KeyCache, open_memory, open_version
-from apps.memories.models import Kind, Memory, MemoryVersion, Status
+from apps.memories.models import Job, Kind, Memory, MemoryVersion, Role, Status
 from apps.memories.services import memory_public_fields
 from memoryhub.api.serializers import BoundedJSONObjectField, StrictSerializer
 
@@ -177,3 +177,36 @@ class RecallResponseSerializer(serializers.Serializer):
     results = RecallHitSerializer(many=True)
     recall_id = serializers.UUIDField(allow_null=True)
     timings_ms = serializers.DictField(child=serializers.FloatField())
+
+
+class IncomingMessageSerializer(StrictSerializer):
+    role = serializers.ChoiceField(choices=Role.choices)
+    # No max_length: oversized content is a 413 from the service, not a 400.
+    content = serializers.CharField(trim_whitespace=False)
+    name = serializers.CharField(max_length=64, allow_null=True, required=False, default=None)
+    created_at = serializers.DateTimeField(allow_null=True, required=False, default=None)
+
+
+class MessagesIngestSerializer(StrictSerializer):
+    subject = serializers.CharField(max_length=255)
+    session = serializers.CharField(max_length=200)
+    # The count limit is checked before this (413), so no max_length here.
+    messages = IncomingMessageSerializer(many=True, allow_empty=False)
+    extract = serializers.BooleanField(default=True)
+
+
+class JobSerializer(serializers.ModelSerializer):
+    namespace = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    subject = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Job
+        fields = [
+            "id", "namespace", "subject", "kind", "status", "result", "error", "attempts",
+            "created_at", "updated_at", "url",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    def get_url(self, job: Job) -> str:
+        return f"/api/v1/jobs/{job.id}"

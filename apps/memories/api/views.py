@@ -8,29 +8,36 @@ from pathlib import Path
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
+from apps.accounts.api.authentication import ApiKeyAuthentication, ApiKeyRateThrottle
 from apps.accounts.models import Permission
-from apps.memories import selectors, services
+from apps.memories import ingestion, selectors, services
 from apps.memories.api.serializers import (
     ErasureReceiptSerializer,
+    JobSerializer,
     MemoryCreateSerializer,
     MemoryListQuerySerializer,
     MemorySerializer,
     MemoryUpdateSerializer,
     MemoryVersionListSerializer,
     MemoryVersionSerializer,
+    MessagesIngestSerializer,
     RecallRequestSerializer,
     RecallResponseSerializer,
 )
 from apps.memories.encryption import KeyCache
+from apps.memories.models import JobStatus
 from apps.memories.recall import RecallFilters, recall_memories
 from memoryhub.api.base import NamespacedAPIView
 from memoryhub.api.pagination import NewestFirstCursorPagination
 from memoryhub.api.serializers import error_responses
+from memoryhub.exceptions import ApplicationError
 
 READ, WRITE, ADMIN = Permission.MEMORIES_READ, Permission.MEMORIES_WRITE, Permission.SUBJECTS_ADMIN
 EXPORT_SCHEMA = json.loads(
@@ -204,3 +211,76 @@ class RecallView(NamespacedAPIView):
         return Response(
             {"results": results, "recall_id": outcome.recall_id, "timings_ms": outcome.timings_ms}
         )
+
+
+class MessagesView(NamespacedAPIView):
+    required_permissions = {"POST": WRITE}
+
+    @extend_schema(
+        request=MessagesIngestSerializer,
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                OpenApiParameter.HEADER,
+                description="A retry with the same key and body stores nothing twice.",
+            )
+        ],
+        responses={
+            201: JobSerializer,
+            202: JobSerializer,
+            **error_responses(400, 401, 403, 404, 409, 413, 422, 429),
+        },
+    )
+    def post(self, request: Request, namespace: str) -> Response:
+        messages = request.data.get("messages") if isinstance(request.data, dict) else None
+        if isinstance(messages, list):
+            ingestion.check_message_count(len(messages))
+        serializer = MessagesIngestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        key = request.headers.get("Idempotency-Key", "").strip()
+        if len(key) > 255:
+            raise ApplicationError(
+                "The Idempotency-Key is longer than 255 characters.",
+                details={"Idempotency-Key": ["too long"]},
+            )
+        job, replayed = ingestion.messages_ingest(
+            actor=self.actor,
+            namespace=self.namespace,
+            subject_external_id=data["subject"],
+            session_external_id=data["session"],
+            messages=[
+                ingestion.IncomingMessage(
+                    role=m["role"],
+                    content=m["content"],
+                    name=m.get("name") or "",
+                    created_at=m.get("created_at"),
+                )
+                for m in data["messages"]
+            ],
+            extract=data["extract"],
+            idempotency_key=key,
+            request_hash=ingestion.request_fingerprint(request.data),
+        )
+        done = job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)
+        response = Response(
+            JobSerializer(job).data,
+            status=status.HTTP_201_CREATED if done else status.HTTP_202_ACCEPTED,
+        )
+        if replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response
+
+
+class JobDetailView(APIView):
+    """A job of any namespace the key can reach; any other id is a 404."""
+
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [IsAuthenticated]
+    throttle_classes = [ApiKeyRateThrottle]
+
+    @extend_schema(responses={200: JobSerializer, **error_responses(401, 404, 429)})
+    def get(self, request: Request, job_id: str) -> Response:
+        job = selectors.job_for_api_key(api_key=request.auth, job_id=job_id)
+        return Response(JobSerializer(job).data)

@@ -1,0 +1,610 @@
+"""The write pipeline: conversation turns in, policy-checked, consolidated memories out.
+
+`messages_ingest` runs in the request: it validates, applies the namespace's PII policy
+(before anything is stored or embedded), stores the turns encrypted in their session and
+records a Job, all in one transaction; the job's work (extraction, consolidation, embedding)
+runs after commit, on a Celery worker when a broker is configured, in-process otherwise.
+
+`ingest_job_run` does that work in one transaction with the job's status change, so a worker
+killed mid-task leaves nothing behind and the redelivered task does it exactly once; a job
+that finished already is not done again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from apps.audit.actors import Actor
+from apps.audit.services import audit_record
+from apps.memories import extraction, pii
+from apps.memories.embeddings import get_provider
+from apps.memories.encryption import KeyCache, open_message, seal_message
+from apps.memories.keyword_index import index_terms
+from apps.memories.models import (
+    ConsolidationLog,
+    Decision,
+    Job,
+    JobStatus,
+    Kind,
+    Memory,
+    Message,
+    Session,
+    Subject,
+)
+from apps.memories.services import (
+    NewMemory,
+    _create_memories,
+    memory_update,
+    screen_content,
+    subject_get_or_create,
+    validate_content,
+)
+from apps.namespaces.models import Namespace
+from memoryhub.exceptions import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+INGEST = "ingest"
+DUPLICATE_COSINE = 0.92  # with DUPLICATE_OVERLAP of the tokens: the same fact, said again
+DUPLICATE_OVERLAP = 0.6
+SAME_COSINE = 0.985  # this close is the same statement whatever the tokens
+
+
+@dataclass(frozen=True)
+class IncomingMessage:
+    role: str
+    content: str
+    name: str = ""
+    created_at: datetime | None = None
+
+
+def request_fingerprint(payload: dict[str, Any]) -> str:
+    """A hash of a request body, to tell a retry (same body) from a reused key."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _screen(namespace: Namespace, contents: list[str]) -> list[pii.Screened]:
+    screened = []
+    for index, content in enumerate(contents):
+        try:
+            screened.append(screen_content(namespace, content))
+        except ApplicationError as error:
+            error.details = {"messages": {"index": index, **error.details.get("content", {})}}
+            raise
+    return screened
+
+
+def check_message_count(count: int) -> None:
+    limit = settings.MEMORYHUB_MAX_MESSAGES_PER_REQUEST
+    if count > limit:
+        raise ApplicationError(
+            f"{count} messages in one request; the limit is {limit}.",
+            code="too_many_messages",
+            status_code=413,
+            details={"messages": {"count": count, "limit": limit}},
+        )
+
+
+def messages_ingest(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    subject_external_id: str,
+    session_external_id: str,
+    messages: list[IncomingMessage],
+    extract: bool = True,
+    idempotency_key: str = "",
+    request_hash: str = "",
+) -> tuple[Job, bool]:
+    """Store a batch of turns and queue their extraction. Returns (job, replayed): a retry
+    with the same Idempotency-Key and body returns the first request's job and stores
+    nothing; the same key with another body is refused (409)."""
+    check_message_count(len(messages))
+    if not messages:
+        raise ApplicationError("No messages.", details={"messages": ["required"]})
+    for index, message in enumerate(messages):
+        try:
+            validate_content(message.content)
+        except ApplicationError as error:
+            error.details = {"messages": {"index": index, **error.details}}
+            raise
+    if idempotency_key:
+        replay = _replayed(namespace, actor, idempotency_key, request_hash)
+        if replay is not None:
+            return replay, True
+    screened = _screen(namespace, [m.content for m in messages])
+
+    keys = KeyCache()
+    try:
+        with transaction.atomic():
+            subject = subject_get_or_create(
+                actor=actor, namespace=namespace, external_id=subject_external_id
+            )
+            paused = subject.paused
+            keep = not paused or namespace.keep_turns_when_paused
+            job = Job.objects.create(
+                namespace=namespace,
+                subject=subject,
+                kind=INGEST,
+                idempotency_key=idempotency_key,
+                actor_id=actor.id[:64],
+                request_hash=request_hash,
+            )
+            stored: list[Message] = []
+            session = None
+            if keep:
+                session = _session_for_update(namespace, subject, session_external_id)
+                stored = _store_messages(keys, namespace, subject, session, messages, screened)
+            will_extract = extract and not paused and bool(stored)
+            job.payload = {
+                "session": str(session.id) if session else None,
+                "messages": [str(m.id) for m in stored],
+                "extract": will_extract,
+                "tags": {str(m.id): s.tags for m, s in zip(stored, screened, strict=False)},
+            }
+            if not will_extract:
+                job.status = JobStatus.SUCCEEDED
+                job.result = {
+                    "messages": len(stored),
+                    "memories": [],
+                    "decisions": {},
+                    "skipped": "paused" if paused else "extract=false" if stored else "",
+                }
+            job.save()
+            audit_record(
+                actor=actor,
+                action="messages.ingest",
+                namespace=namespace,
+                subject_id=subject.pk,
+                object_type="job",
+                object_id=str(job.id),
+                details={
+                    "messages": len(stored),
+                    "received": len(messages),
+                    "paused": paused,
+                    "pii": sorted({t for s in screened for t in s.types}),
+                },
+            )
+    except IntegrityError:
+        # The same Idempotency-Key arrived concurrently: the other request's job stands.
+        replay = _replayed(namespace, actor, idempotency_key, request_hash)
+        if replay is None:
+            raise
+        return replay, True
+    if will_extract:
+        from apps.memories.tasks import run_ingest_job
+
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            run_ingest_job.apply(args=[str(job.id)])  # no broker: now, in this process
+        else:
+            run_ingest_job.delay_on_commit(str(job.id))  # after any enclosing transaction
+    job.refresh_from_db()
+    return job, False
+
+
+def _replayed(namespace: Namespace, actor: Actor, key: str, request_hash: str) -> Job | None:
+    job = Job.objects.filter(
+        namespace=namespace, actor_id=actor.id[:64], idempotency_key=key
+    ).first()
+    if job is not None and job.request_hash != request_hash:
+        raise ApplicationError(
+            "This Idempotency-Key was used for a different request.",
+            code="idempotency_conflict",
+            status_code=409,
+            details={"idempotency_key": ["reused with another body"]},
+        )
+    return job
+
+
+def _session_for_update(namespace: Namespace, subject: Subject, external_id: str) -> Session:
+    session, _ = Session.objects.get_or_create(
+        namespace=namespace, subject=subject, external_id=external_id
+    )
+    # Locks the session: concurrent batches of one session take positions one after another.
+    return Session.objects.select_for_update().get(pk=session.pk)
+
+
+def _store_messages(
+    keys: KeyCache,
+    namespace: Namespace,
+    subject: Subject,
+    session: Session,
+    messages: list[IncomingMessage],
+    screened: list[pii.Screened],
+) -> list[Message]:
+    last = session.messages.order_by("-position").values_list("position", flat=True).first()
+    start = 0 if last is None else last + 1
+    now = timezone.now()
+    rows = []
+    for offset, (message, screen) in enumerate(zip(messages, screened, strict=True)):
+        row = Message(
+            session=session,
+            position=start + offset,
+            role=message.role,
+            name=message.name[:64],
+            created_at=message.created_at or now,
+            token_count=len(re.findall(r"\w+", screen.text)),
+        )
+        seal_message(keys, row, namespace.pk, subject.pk, screen.text)
+        rows.append(row)
+    Message.objects.bulk_create(rows)
+    Session.objects.filter(pk=session.pk).update(updated_at=now)
+    return rows
+
+
+def get_extractor() -> extraction.Extractor:
+    if settings.MEMORYHUB_EXTRACTOR == "llm":
+        from apps.memories.llm import LlmExtractor
+
+        return LlmExtractor.from_settings()
+    return extraction.OfflineExtractor()
+
+
+def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None) -> Job:
+    """Extract, consolidate and store the memories of one ingest job, exactly once."""
+    extractor = extractor or get_extractor()
+    with transaction.atomic():
+        job = (
+            Job.objects.select_for_update(of=("self",))
+            .select_related("namespace", "subject")
+            .get(pk=job_id)
+        )
+        if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+            return job  # done before (a redelivery, or a retry of a finished job)
+        namespace, subject = job.namespace, job.subject
+        keys = KeyCache()
+        ids = job.payload.get("messages", [])
+        session = Session.objects.get(pk=job.payload["session"])
+        rows = {str(m.id): m for m in Message.objects.filter(id__in=ids)}
+        turns = [
+            extraction.Turn(
+                role=rows[i].role,
+                content=open_message(keys, rows[i], namespace.pk, subject.pk),
+                position=rows[i].position,
+                name=rows[i].name,
+                created_at=rows[i].created_at,
+            )
+            for i in ids
+            if i in rows
+        ]
+        by_position = {rows[i].position: i for i in ids if i in rows}
+        candidates = extractor.extract(turns)  # may raise: the task retries, then fails the job
+        actor = Actor.system(f"job:{job.id}")
+        outcome = consolidate_and_store(
+            actor=actor,
+            namespace=namespace,
+            subject=subject,
+            session=session,
+            candidates=candidates,
+            tags_by_message=job.payload.get("tags", {}),
+            message_by_position=by_position,
+            keys=keys,
+            job=job,
+        )
+        job.status = JobStatus.SUCCEEDED
+        job.attempts += 1
+        job.result = {
+            "messages": len(ids),
+            "memories": outcome["memories"],
+            "decisions": outcome["decisions"],
+            "extractor": extractor.name,
+        }
+        job.error = ""
+        job.updated_at = timezone.now()
+        job.save()
+        audit_record(
+            actor=actor,
+            action="job.ingest.succeeded",
+            namespace=namespace,
+            subject_id=subject.pk,
+            object_type="job",
+            object_id=str(job.id),
+            details={"memories": len(outcome["memories"]), "decisions": outcome["decisions"]},
+        )
+    return job
+
+
+def job_fail(*, job_id: str, reason: str) -> None:
+    """Mark a job failed with a content-free reason (its turns stay stored)."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job_id)
+        if job.status == JobStatus.SUCCEEDED:
+            return
+        job.status = JobStatus.FAILED
+        job.error = reason[:500]
+        job.attempts += 1
+        job.updated_at = timezone.now()
+        job.save()
+        audit_record(
+            actor=Actor.system(f"job:{job.id}"),
+            action="job.failed",
+            namespace=job.namespace,
+            subject_id=job.subject_id,
+            object_type="job",
+            object_id=str(job.id),
+            outcome="failure",
+            details={"kind": job.kind, "reason": reason[:200]},
+        )
+
+
+# --- consolidation ---------------------------------------------------------------------------
+
+
+def slot_hash(keys: KeyCache, namespace_id: int, slot: str) -> str:
+    """A keyed hash of a fact's slot ("favourite colour"): comparable, not readable."""
+    key = keys.index_key(namespace_id)
+    return hmac.new(key, f"slot:{slot}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _token_overlap(a: list[int], b: list[int]) -> float:
+    sa, sb = set(a), set(b)
+    if not sa or not sb:
+        return 0.0
+    return len(sa & sb) / len(sa | sb)
+
+
+def consolidate_and_store(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    subject: Subject,
+    session: Session,
+    candidates: list[extraction.Candidate],
+    tags_by_message: dict[str, list[str]],
+    message_by_position: dict[int, str],
+    keys: KeyCache,
+    job: Job | None = None,
+) -> dict[str, Any]:
+    """Store episodic candidates as turns of the session; decide add / no-op / merge /
+    supersede for each semantic one against the subject's current facts. Every decision is
+    logged with its reason."""
+    decisions: dict[str, int] = {}
+    memory_ids: list[str] = []
+    logs: list[ConsolidationLog] = []
+    index_key = keys.index_key(namespace.pk)
+
+    def log(
+        decision: str, reason: str, memory_id: Any, related: Any = None, sim: float | None = None
+    ) -> None:
+        decisions[decision] = decisions.get(decision, 0) + 1
+        logs.append(
+            ConsolidationLog(
+                namespace=namespace,
+                subject=subject,
+                job=job,
+                decision=decision,
+                reason=reason,
+                memory_id=memory_id,
+                related_id=related,
+                similarity=sim,
+            )
+        )
+
+    def source(candidate: extraction.Candidate) -> dict[str, Any]:
+        message = message_by_position.get(candidate.position)
+        return {"session": session.external_id, "message": message, "extractor": candidate.category}
+
+    episodic = [c for c in candidates if c.kind == Kind.EPISODIC]
+    semantic = [c for c in candidates if c.kind != Kind.EPISODIC]
+    items = [
+        NewMemory(
+            content=c.content,
+            subject_external_id=subject.external_id,
+            kind=Kind.EPISODIC,
+            importance=c.importance,
+            confidence=c.confidence,
+            tags=sorted(
+                set(c.tags) | set(tags_by_message.get(message_by_position.get(c.position, ""), []))
+            ),
+            source=source(c),
+            session_key=session.external_id,
+            position=c.position,
+        )
+        for c in episodic
+    ]
+    if items:
+        for memory in _create_memories(actor=actor, namespace=namespace, items=items, keys=keys):
+            memory_ids.append(str(memory.id))
+            log(Decision.ADD, "conversation turn", memory.id)
+
+    if semantic:
+        vectors = get_provider().embed_documents([c.content for c in semantic])
+        pending: list[_Pending] = []
+        for candidate, vector in zip(semantic, vectors, strict=True):
+            tags = sorted(
+                set(candidate.tags)
+                | set(tags_by_message.get(message_by_position.get(candidate.position, ""), []))
+            )
+            _consolidate_one(
+                actor=actor,
+                namespace=namespace,
+                subject=subject,
+                candidate=candidate,
+                vector=vector,
+                tags=tags,
+                source=source(candidate),
+                keys=keys,
+                index_key=index_key,
+                memory_ids=memory_ids,
+                log=log,
+                pending=pending,
+            )
+        _store_pending(actor, namespace, subject, pending, keys, memory_ids, log)
+    ConsolidationLog.objects.bulk_create(logs)
+    return {"memories": memory_ids, "decisions": decisions}
+
+
+def _consolidate_one(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    subject: Subject,
+    candidate: extraction.Candidate,
+    vector: np.ndarray,
+    tags: list[str],
+    source: dict[str, Any],
+    keys: KeyCache,
+    index_key: bytes,
+    memory_ids: list[str],
+    log: Any,
+    pending: list[_Pending],
+) -> None:
+    """Decide for one new fact: no-op or merge now; add (possibly superseding) later, with
+    the rest of the batch, in `pending`."""
+    slot = slot_hash(keys, namespace.pk, candidate.slot) if candidate.slot else ""
+    tokens = index_terms(candidate.content, index_key)
+    current = Memory.objects.filter(
+        namespace=namespace,
+        subject=subject,
+        kind=Kind.SEMANTIC,
+        status="active",
+        valid_to__isnull=True,
+    )
+    # The nearest current facts by meaning, with their similarity computed by the database.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT id, 1 - (embedding <=> %s::vector), token_index, metadata ->> 'slot'
+            FROM memories_memory
+            WHERE namespace_id = %s AND subject_id = %s AND kind = 'semantic'
+              AND status = 'active' AND valid_to IS NULL AND embedding IS NOT NULL
+            ORDER BY embedding <=> %s::vector LIMIT 5
+            """,
+            [
+                str(list(map(float, vector))),
+                namespace.pk,
+                subject.pk,
+                str(list(map(float, vector))),
+            ],
+        )
+        near = cursor.fetchall()
+    for memory_id, similarity, token_index, _ in near:
+        overlap = _token_overlap(tokens, token_index)
+        if similarity >= SAME_COSINE or (
+            similarity >= DUPLICATE_COSINE and overlap >= DUPLICATE_OVERLAP
+        ):
+            existing = set(token_index)
+            if set(tokens) <= existing:
+                log(
+                    Decision.NOOP,
+                    "near-duplicate of a current fact",
+                    memory_id,
+                    memory_id,
+                    similarity,
+                )
+                return
+            # The new statement says more: the existing memory takes it as a new version.
+            memory = current.get(pk=memory_id)
+            memory_update(
+                actor=actor,
+                memory=memory,
+                content=candidate.content,
+                reason="merged a more detailed restatement",
+                keys=keys,
+                confidence=max(memory.confidence, candidate.confidence),
+                importance=max(memory.importance, candidate.importance),
+            )
+            memory_ids.append(str(memory_id))
+            log(Decision.MERGE, "restated with more detail", memory_id, memory_id, similarity)
+            return
+    for other in pending:  # facts of this same batch, not stored yet
+        similarity = float(vector @ other.vector)
+        overlap = _token_overlap(tokens, other.tokens)
+        if (
+            similarity >= SAME_COSINE
+            or (similarity >= DUPLICATE_COSINE and overlap >= DUPLICATE_OVERLAP)
+        ) and set(tokens) <= set(other.tokens):
+            log(
+                Decision.NOOP,
+                "near-duplicate of a fact in the same batch",
+                other.item.id,
+                other.item.id,
+                similarity,
+            )
+            return
+    previous = [old.id for old in current.filter(metadata__slot=slot)] if slot else []
+    previous += [other.item.id for other in pending if slot and other.slot == slot]
+    pending.append(
+        _Pending(
+            item=NewMemory(
+                id=uuid.uuid4(),
+                content=candidate.content,
+                subject_external_id=subject.external_id,
+                kind=Kind.SEMANTIC,
+                importance=candidate.importance,
+                confidence=candidate.confidence,
+                tags=tags,
+                metadata={"slot": slot, "supersedes": [str(i) for i in previous]}
+                if previous
+                else {"slot": slot}
+                if slot
+                else {},
+                source=source,
+                embedding=vector,
+            ),
+            vector=vector,
+            tokens=tokens,
+            slot=slot,
+            supersedes=previous,
+        )
+    )
+
+
+@dataclass
+class _Pending:
+    item: NewMemory
+    vector: np.ndarray
+    tokens: list[int]
+    slot: str
+    supersedes: list[Any]
+
+
+def _store_pending(
+    actor: Actor,
+    namespace: Namespace,
+    subject: Subject,
+    pending: list[_Pending],
+    keys: KeyCache,
+    memory_ids: list[str],
+    log: Any,
+) -> None:
+    """Insert the batch's new facts at once, then close the validity of those they replace
+    (superseded, not deleted: they stay in history, linked to their successor)."""
+    if not pending:
+        return
+    _create_memories(actor=actor, namespace=namespace, items=[p.item for p in pending], keys=keys)
+    now = timezone.now()
+    for new in pending:
+        memory_ids.append(str(new.item.id))
+        if not new.supersedes:
+            log(Decision.ADD, "new fact", new.item.id)
+            continue
+        for old in Memory.objects.filter(pk__in=new.supersedes, valid_to__isnull=True):
+            old.valid_to = now
+            old.metadata = {**old.metadata, "superseded_by": str(new.item.id)}
+            old.updated_at = now
+            old.save(update_fields=["valid_to", "metadata", "updated_at"])
+            audit_record(
+                actor=actor,
+                action="memory.supersede",
+                namespace=namespace,
+                subject_id=subject.pk,
+                object_type="memory",
+                object_id=str(old.id),
+                details={"successor": str(new.item.id)},
+            )
+            log(Decision.SUPERSEDE, "a new value for the same fact", new.item.id, old.id)

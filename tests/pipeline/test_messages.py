@@ -1,0 +1,308 @@
+"""POST /messages: storage, extraction, consolidation, idempotency, PII, limits, jobs."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.memories.encryption import KeyCache, open_memory, open_message
+from apps.memories.models import ConsolidationLog, Job, Memory, Message, Session
+from apps.namespaces.models import Namespace
+from tests.conftest import Tenant, api_client, make_api_key
+
+
+def post(tenant: Tenant, body: dict, key: str | None = None, capture=None):
+    headers = {"HTTP_IDEMPOTENCY_KEY": key} if key else {}
+    with capture(execute=True):
+        return tenant.client.post(tenant.url("messages"), body, format="json", **headers)
+
+
+def turns(*pairs: tuple[str, str]) -> list[dict]:
+    return [{"role": role, "content": content} for role, content in pairs]
+
+
+def texts(subject: str, **filters) -> list[str]:
+    keys = KeyCache()
+    memories = Memory.objects.filter(subject__external_id=subject, **filters).order_by("created_at")
+    return [open_memory(keys, m) for m in memories]
+
+
+@pytest.mark.django_db
+def test_turns_are_stored_encrypted_and_user_turns_become_memories(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    body = {
+        "subject": "u1",
+        "session": "s1",
+        "messages": turns(
+            ("system", "You are a helpful travel assistant for ACME bookings."),
+            ("user", "My favourite colour is green and I live in Lyon."),
+            ("assistant", "Noted! How can I help you today?"),
+            ("user", "I am allergic to peanuts."),
+        ),
+    }
+    response = post(acme, body, capture=django_capture_on_commit_callbacks)
+    assert response.status_code == 201, response.json()
+    job = response.json()
+    assert job["status"] == "succeeded", job["error"]
+    assert job["result"]["messages"] == 4
+    session = Session.objects.get(subject__external_id="u1", external_id="s1")
+    stored = list(Message.objects.filter(session=session).order_by("position"))
+    assert [m.role for m in stored] == ["system", "user", "assistant", "user"]
+    assert b"Lyon" not in bytes(stored[1].content_encrypted)
+    keys = KeyCache()
+    assert open_message(keys, stored[1], acme.namespace.pk, session.subject_id).endswith("Lyon.")
+    episodic = texts("u1", kind="episodic")
+    assert episodic == [
+        "My favourite colour is green and I live in Lyon.",
+        "I am allergic to peanuts.",
+    ]
+    semantic = texts("u1", kind="semantic")
+    assert "The user is allergic to peanuts" in semantic
+    assert any("Lyon" in text for text in semantic)
+    # Neither the system prompt nor the assistant's words became memories.
+    assert not any("travel assistant" in t or "Noted" in t for t in episodic + semantic)
+    assert ConsolidationLog.objects.filter(job_id=job["id"]).count() == len(
+        job["result"]["memories"]
+    )
+
+
+@pytest.mark.django_db
+def test_recalled_memories_and_restated_system_prompts_are_not_extracted(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    body = {
+        "subject": "u1",
+        "session": "s1",
+        "messages": turns(
+            ("system", "You are Max, a cheerful assistant who keeps answers short."),
+            ("user", "You are Max, a cheerful assistant who keeps answers short."),
+            ("user", "<memories>- The user likes cats</memories> I like dogs."),
+        ),
+    }
+    assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    everything = texts("u1")
+    assert everything == ["I like dogs.", "The user likes dogs"]
+
+
+@pytest.mark.django_db
+def test_the_same_fact_twice_is_one_memory(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    for session in ("s1", "s2"):
+        body = {"subject": "u1", "session": session, "messages": turns(("user", "I live in Lyon."))}
+        assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    assert texts("u1", kind="semantic") == ["The user lives in Lyon"]
+    noop = ConsolidationLog.objects.get(decision="noop")
+    assert noop.reason == "near-duplicate of a current fact"
+
+
+@pytest.mark.django_db
+def test_a_corrected_fact_supersedes_the_old_one_which_stays_in_history(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    first = {
+        "subject": "u1",
+        "session": "s1",
+        "messages": turns(("user", "My favourite colour is green.")),
+    }
+    second = {
+        "subject": "u1",
+        "session": "s1",
+        "messages": turns(("user", "Actually, my favourite colour is blue.")),
+    }
+    post(acme, first, capture=django_capture_on_commit_callbacks)
+    post(acme, second, capture=django_capture_on_commit_callbacks)
+    facts = Memory.objects.filter(subject__external_id="u1", kind="semantic").order_by("created_at")
+    old, new = list(facts)
+    keys = KeyCache()
+    assert open_memory(keys, old) == "The user's favourite colour is green"
+    assert open_memory(keys, new) == "The user's favourite colour is blue"
+    assert old.valid_to is not None
+    assert old.metadata["superseded_by"] == str(new.id)
+    assert new.valid_to is None
+    assert new.metadata["supersedes"] == [str(old.id)]
+    # Recall serves the current value only; the history keeps both.
+    response = acme.client.post(
+        acme.url("recall"), {"subject": "u1", "query": "favourite colour"}, format="json"
+    )
+    served = [hit["memory"]["content"] for hit in response.json()["results"]]
+    assert "The user's favourite colour is blue" in served
+    assert "The user's favourite colour is green" not in served
+    assert ConsolidationLog.objects.filter(decision="supersede", related_id=old.id).exists()
+
+
+@pytest.mark.django_db
+def test_an_idempotency_key_makes_a_retry_store_nothing_twice(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    body = {"subject": "u1", "session": "s1", "messages": turns(("user", "I live in Lyon."))}
+    first = post(acme, body, key="retry-1", capture=django_capture_on_commit_callbacks)
+    again = post(acme, body, key="retry-1", capture=django_capture_on_commit_callbacks)
+    assert first.status_code == again.status_code == 201
+    assert first.json()["id"] == again.json()["id"]
+    assert again["Idempotent-Replayed"] == "true"
+    assert Message.objects.count() == 1
+    assert Job.objects.count() == 1
+    other = dict(body, messages=turns(("user", "I live in Paris.")))
+    conflict = post(acme, other, key="retry-1", capture=django_capture_on_commit_callbacks)
+    assert conflict.status_code == 409
+    assert conflict.json()["error"]["code"] == "idempotency_conflict"
+    assert Message.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_paused_subjects_turns_become_no_memories(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    from apps.audit.actors import Actor
+    from apps.memories.services import subject_get_or_create, subject_set_paused
+
+    subject = subject_get_or_create(
+        actor=Actor.system("t"), namespace=acme.namespace, external_id="u1"
+    )
+    subject_set_paused(actor=Actor.system("t"), subject=subject, paused=True)
+    body = {"subject": "u1", "session": "s1", "messages": turns(("user", "I live in Lyon."))}
+    response = post(acme, body, capture=django_capture_on_commit_callbacks)
+    assert response.status_code == 201
+    assert response.json()["result"]["skipped"] == "paused"
+    assert Memory.objects.count() == 0
+    assert Message.objects.count() == 0
+    Namespace.objects.filter(pk=acme.namespace.pk).update(keep_turns_when_paused=True)
+    post(acme, body, capture=django_capture_on_commit_callbacks)
+    assert Memory.objects.count() == 0
+    assert Message.objects.count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"session": "s1", "messages": turns(("user", "hi"))}, "subject"),
+        ({"subject": "u1", "session": "s1", "messages": []}, "messages"),
+        (
+            {"subject": "u1", "session": "s1", "messages": [{"role": "robot", "content": "hi"}]},
+            "messages",
+        ),
+        ({"subject": "u1", "session": "s1", "messages": [{"role": "user"}]}, "messages"),
+        (
+            {
+                "subject": "u1",
+                "session": "s1",
+                "messages": [{"role": "user", "content": "hi", "x": 1}],
+            },
+            "messages",
+        ),
+        (
+            {"subject": "u1", "session": "s1", "messages": [{"role": "user", "content": "   "}]},
+            "messages",
+        ),
+        ({"subject": "u1", "session": "s1", "messages": "hi"}, "messages"),
+    ],
+)
+def test_malformed_messages_are_refused_naming_the_field(
+    acme: Tenant, body: dict, field: str, django_capture_on_commit_callbacks
+) -> None:
+    response = post(acme, body, capture=django_capture_on_commit_callbacks)
+    assert response.status_code == 400, response.json()
+    assert field in response.json()["error"]["details"]
+    assert Message.objects.count() == 0
+    assert Job.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_too_many_messages_is_413(
+    acme: Tenant, settings, django_capture_on_commit_callbacks
+) -> None:
+    settings.MEMORYHUB_MAX_MESSAGES_PER_REQUEST = 3
+    body = {"subject": "u1", "session": "s1", "messages": turns(*[("user", "hi")] * 4)}
+    response = post(acme, body, capture=django_capture_on_commit_callbacks)
+    assert response.status_code == 413
+    assert response.json()["error"]["details"]["messages"] == {"count": 4, "limit": 3}
+    assert Message.objects.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("policy", "stored", "tags"),
+    [
+        ("redact", "Mail me at [EMAIL] please.", []),
+        ("tag", "Mail me at jane@example.com please.", ["pii:email"]),
+        ("allow", "Mail me at jane@example.com please.", []),
+    ],
+)
+def test_the_pii_policy_runs_before_anything_is_stored(
+    acme: Tenant, policy: str, stored: str, tags: list, django_capture_on_commit_callbacks
+) -> None:
+    Namespace.objects.filter(pk=acme.namespace.pk).update(pii_policy=policy)
+    body = {
+        "subject": "u1",
+        "session": "s1",
+        "messages": turns(("user", "Mail me at jane@example.com please.")),
+    }
+    assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    (memory,) = Memory.objects.filter(kind="episodic")
+    assert open_memory(KeyCache(), memory) == stored
+    assert memory.tags == tags
+    message = Message.objects.get()
+    assert open_message(KeyCache(), message, acme.namespace.pk, memory.subject_id) == stored
+
+
+@pytest.mark.django_db
+def test_the_reject_policy_answers_422_naming_types_only(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    Namespace.objects.filter(pk=acme.namespace.pk).update(pii_policy="reject")
+    body = {
+        "subject": "u1",
+        "session": "s1",
+        "messages": turns(("user", "ok"), ("user", "card 4111 1111 1111 1111")),
+    }
+    response = post(acme, body, capture=django_capture_on_commit_callbacks)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "pii_rejected"
+    assert error["details"]["messages"] == {"index": 1, "pii": ["card"]}
+    assert "4111" not in response.content.decode()
+    assert Message.objects.count() == 0
+    assert Memory.objects.count() == 0
+    # Explicit memory writes follow the same policy.
+    direct = acme.client.post(
+        acme.url("memories"), {"subject": "u1", "content": "ssn 123-45-6789"}, format="json"
+    )
+    assert direct.status_code == 422
+    assert "6789" not in direct.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_job_is_readable_by_keys_of_its_namespace_only(
+    acme: Tenant, globex: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    body = {"subject": "u1", "session": "s1", "messages": turns(("user", "I live in Lyon."))}
+    job_id = post(acme, body, capture=django_capture_on_commit_callbacks).json()["id"]
+    mine = acme.client.get(f"/api/v1/jobs/{job_id}")
+    assert mine.status_code == 200
+    assert mine.json()["status"] == "succeeded"
+    assert globex.client.get(f"/api/v1/jobs/{job_id}").status_code == 404
+    assert acme.client.get("/api/v1/jobs/not-a-uuid").status_code == 404
+    assert api_client(None).get(f"/api/v1/jobs/{job_id}").status_code == 401
+    reader = api_client(make_api_key([acme.namespace], ["memories:read"]))
+    assert reader.post(acme.url("messages"), body, format="json").status_code == 403
+
+
+@pytest.mark.django_db
+def test_duplicates_and_corrections_within_one_batch(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    said = [
+        "I live in Lyon.",
+        "My favourite colour is green.",
+        "I live in Lyon.",
+        "Actually, my favourite colour is blue.",
+    ]
+    body = {"subject": "u1", "session": "s1", "messages": turns(*[("user", t) for t in said])}
+    assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    current = texts("u1", kind="semantic", valid_to__isnull=True)
+    assert sorted(current) == ["The user lives in Lyon", "The user's favourite colour is blue"]
+    assert texts("u1", kind="semantic", valid_to__isnull=False) == [
+        "The user's favourite colour is green"
+    ]

@@ -1,0 +1,166 @@
+"""A real Celery worker on Redis ingests a conversation; a worker SIGKILLed mid-task has its
+task redelivered, and the effect happens exactly once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from apps.memories.models import Job, Memory, Message
+from memoryhub.celery import app
+from tests.conftest import Tenant
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+BODY = {
+    "subject": "u1",
+    "session": "s1",
+    "messages": [
+        {"role": "user", "content": "I live in Lyon."},
+        {"role": "assistant", "content": "Lovely city!"},
+        {"role": "user", "content": "My favourite colour is green."},
+    ],
+}
+
+
+def _database_url() -> str:
+    params = connection.settings_dict
+    host = quote(str(params["HOST"]), safe="")
+    return f"postgres://{params['USER']}@{host}:{params['PORT']}/{params['NAME']}"
+
+
+def start_worker(redis_url: str, queue: str) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "DEBUG": "1",
+        "SECRET_KEY": settings.SECRET_KEY,
+        "MEMORYHUB_KEK": settings.MEMORYHUB_KEK,
+        "CELERY_BROKER_URL": redis_url,
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+        "MEMORYHUB_BROKER_VISIBILITY_TIMEOUT": "3",
+        "HF_HUB_OFFLINE": "1",
+    }
+    return subprocess.Popen(
+        [
+            sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool=solo",
+            "--queues", queue, "--without-gossip", "--without-mingle", "--without-heartbeat",
+            "--loglevel=WARNING",
+        ],
+        cwd=PROJECT_ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def broker(redis_url: str, settings) -> Iterator[tuple[str, str]]:
+    """This process enqueues on Redis (a queue of its own) instead of running tasks inline."""
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    names = ("broker_url", "task_always_eager", "task_default_queue", "broker_transport_options")
+    saved = {name: app.conf[name] for name in names}
+    # The app's connection and producer pools are for the in-process transport: set aside
+    # (not closed: kombu keeps producer pools per connection) and restored afterwards.
+    pools = app._pool, app.amqp._producer_pool
+    app._pool, app.amqp._producer_pool = None, None
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    app.conf.update(
+        broker_url=redis_url,
+        task_always_eager=False,
+        task_default_queue=queue,
+        broker_transport_options={"visibility_timeout": 3},
+    )
+    try:
+        yield redis_url, queue
+    finally:
+        app.conf.update(saved)
+        if app._pool is not None:
+            app._pool.force_close_all()  # the Redis connections of this test
+        app._pool, app.amqp._producer_pool = pools
+
+
+def wait_for(condition, timeout: float = 90.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_ingests_and_a_killed_worker_s_task_is_redone_exactly_once(
+    acme: Tenant, broker: tuple[str, str]
+) -> None:
+    redis_url, queue = broker
+    # Block inserts into the consolidation log: the worker's task waits at that write, after
+    # it has inserted the memories in its still-open transaction.
+    blocker = psycopg.connect(
+        host=connection.settings_dict["HOST"],
+        port=connection.settings_dict["PORT"],
+        user=connection.settings_dict["USER"],
+        dbname=connection.settings_dict["NAME"],
+    )
+    blocker.execute("LOCK TABLE memories_consolidationlog IN SHARE MODE")
+    first = start_worker(redis_url, queue)
+    second = None
+    try:
+        response = acme.client.post(acme.url("messages"), BODY, format="json")
+        assert response.status_code == 202, response.json()
+        job_id = response.json()["id"]
+        assert Message.objects.count() == 3  # the turns are stored before any extraction
+
+        def worker_is_blocked() -> bool:
+            job = Job.objects.get(pk=job_id)
+            assert job.status == "queued", job.error
+            blocker.execute("SELECT pg_stat_clear_snapshot()")  # fresh figures each time
+            rows = blocker.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND datname = current_database()"
+            ).fetchone()
+            return bool(rows and rows[0] > 0)
+
+        wait_for(worker_is_blocked)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=20)
+        blocker.rollback()  # the killed worker's transaction is rolled back with its connection
+        assert Memory.objects.count() == 0
+        assert Job.objects.get(pk=job_id).status == "queued"
+
+        second = start_worker(redis_url, queue)  # the unacknowledged task comes back to it
+        wait_for(lambda: Job.objects.get(pk=job_id).status != "queued", timeout=120)
+        job = Job.objects.get(pk=job_id)
+        assert job.status == "succeeded", job.error
+        assert Memory.objects.filter(kind="episodic").count() == 2
+        assert Memory.objects.filter(kind="semantic").count() == 2
+        assert len(job.result["memories"]) == 4
+        status = acme.client.get(f"/api/v1/jobs/{job_id}").json()
+        assert status["status"] == "succeeded"
+    finally:
+        blocker.close()
+        stop(first)
+        if second is not None:
+            stop(second)
