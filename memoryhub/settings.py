@@ -234,20 +234,12 @@ if MEMORYHUB_EMBEDDING_PROVIDER == "openai" and not MEMORYHUB_EMBEDDING_URL:
     raise ImproperlyConfigured("MEMORYHUB_EMBEDDING_PROVIDER=openai needs MEMORYHUB_EMBEDDING_URL.")
 
 # --- Celery ---------------------------------------------------------------------------------
-# The write pipeline (POST /messages): batch limit, phone numbers' default region for the
-# PII detector, and the extractor: "offline" (rules) or "llm" (an OpenAI-compatible
-# chat-completions endpoint at MEMORYHUB_LLM_URL).
+# The write pipeline (POST /messages): batch limit and the phone numbers' default region for
+# the PII detector.
 MEMORYHUB_MAX_MESSAGES_PER_REQUEST = env_int(
     "MEMORYHUB_MAX_MESSAGES_PER_REQUEST", 100, minimum=1, maximum=10_000
 )
 MEMORYHUB_PII_PHONE_REGION = env_str("MEMORYHUB_PII_PHONE_REGION", "US")
-MEMORYHUB_EXTRACTOR = env_choice("MEMORYHUB_EXTRACTOR", "offline", ("offline", "llm"))
-MEMORYHUB_LLM_URL = env_url("MEMORYHUB_LLM_URL", schemes=("http", "https"))
-MEMORYHUB_LLM_MODEL = env_str("MEMORYHUB_LLM_MODEL", "gpt-4o-mini")
-MEMORYHUB_LLM_API_KEY = env_str("MEMORYHUB_LLM_API_KEY")
-MEMORYHUB_LLM_TIMEOUT = env_float("MEMORYHUB_LLM_TIMEOUT", 20.0, minimum=0.1)
-if MEMORYHUB_EXTRACTOR == "llm" and not MEMORYHUB_LLM_URL:
-    raise ImproperlyConfigured("MEMORYHUB_EXTRACTOR=llm needs MEMORYHUB_LLM_URL.")
 
 # Without a broker, tasks run in-process (eagerly), so the embedded quickstart needs none.
 _broker_url = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqs"))

@@ -247,10 +247,6 @@ def _store_messages(
 
 
 def get_extractor() -> extraction.Extractor:
-    if settings.MEMORYHUB_EXTRACTOR == "llm":
-        from apps.memories.llm import LlmExtractor
-
-        return LlmExtractor.from_settings()
     return extraction.OfflineExtractor()
 
 
