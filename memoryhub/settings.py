@@ -240,6 +240,18 @@ MEMORYHUB_MAX_MESSAGES_PER_REQUEST = env_int(
     "MEMORYHUB_MAX_MESSAGES_PER_REQUEST", 100, minimum=1, maximum=10_000
 )
 MEMORYHUB_PII_PHONE_REGION = env_str("MEMORYHUB_PII_PHONE_REGION", "US")
+# Documents (POST /documents): size limit, default chunk size and overlap in tokens of an
+# OpenAI encoding (exact, offline).
+MEMORYHUB_MAX_DOCUMENT_BYTES = env_int(
+    "MEMORYHUB_MAX_DOCUMENT_BYTES", 1_048_576, minimum=1024, maximum=64 * 1_048_576
+)
+MEMORYHUB_CHUNK_TOKENS = env_int("MEMORYHUB_CHUNK_TOKENS", 256, minimum=16, maximum=2000)
+MEMORYHUB_CHUNK_OVERLAP_TOKENS = env_int(
+    "MEMORYHUB_CHUNK_OVERLAP_TOKENS", 32, minimum=0, maximum=1000
+)
+MEMORYHUB_CHUNK_ENCODING = env_choice(
+    "MEMORYHUB_CHUNK_ENCODING", "cl100k_base", ("cl100k_base", "o200k_base")
+)
 
 # Without a broker, tasks run in-process (eagerly), so the embedded quickstart needs none.
 _broker_url = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqs"))

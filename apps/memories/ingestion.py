@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
-from apps.memories import extraction, pii
+from apps.memories import chunking, extraction, pii
 from apps.memories.embeddings import get_provider
 from apps.memories.encryption import KeyCache, open_message, seal_message
 from apps.memories.keyword_index import index_terms
@@ -47,6 +47,7 @@ from apps.memories.models import (
 from apps.memories.services import (
     NewMemory,
     _create_memories,
+    memories_create_bulk,
     memory_update,
     screen_content,
     subject_get_or_create,
@@ -604,3 +605,92 @@ def _store_pending(
                 details={"successor": str(new.item.id)},
             )
             log(Decision.SUPERSEDE, "a new value for the same fact", new.item.id, old.id)
+
+
+# --- documents --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DocumentOutcome:
+    document_id: uuid.UUID
+    memories: list[Memory]
+    tokens: list[int]
+
+
+def document_ingest(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    text: str,
+    subject_external_id: str | None = None,
+    title: str = "",
+    metadata: dict[str, Any] | None = None,
+    tags: list[str] | None = None,
+    chunk_tokens: int | None = None,
+    overlap_tokens: int | None = None,
+) -> DocumentOutcome:
+    """Split a long text into chunks (paragraphs, then sentences; `chunk_tokens` tokens of
+    the configured encoding, `overlap_tokens` carried over) and store each as a semantic
+    memory with the document's id, its position and metadata: shared when there is no
+    subject, personal otherwise. All chunks or none."""
+    from apps.context.tokenizers import count_tokens
+
+    size = chunk_tokens or settings.MEMORYHUB_CHUNK_TOKENS
+    overlap = settings.MEMORYHUB_CHUNK_OVERLAP_TOKENS if overlap_tokens is None else overlap_tokens
+    if not 0 <= overlap <= size // 2:
+        raise ApplicationError(
+            f"overlap_tokens must be between 0 and half of chunk_tokens ({size // 2}).",
+            details={"overlap_tokens": ["out of range"]},
+        )
+    if not isinstance(text, str) or not text.strip():
+        raise ApplicationError("The document is empty.", details={"text": ["required"]})
+    if "\x00" in text:
+        raise ApplicationError("Text must not contain NUL bytes.", details={"text": ["nul"]})
+    size_bytes = len(text.encode())
+    limit = settings.MEMORYHUB_MAX_DOCUMENT_BYTES
+    if size_bytes > limit:
+        raise ApplicationError(
+            f"The document is {size_bytes} bytes; the limit is {limit}.",
+            code="content_too_large",
+            status_code=413,
+            details={"text": {"bytes": size_bytes, "limit": limit}},
+        )
+    encoding = settings.MEMORYHUB_CHUNK_ENCODING
+
+    def count(piece: str) -> int:
+        return count_tokens(piece, encoding)
+
+    chunks = chunking.chunk_text(text, size=size, overlap=overlap, count=count)
+    document_id = uuid.uuid4()
+    base = dict(metadata or {})
+    items = [
+        NewMemory(
+            content=chunk.text,
+            subject_external_id=subject_external_id,
+            kind=Kind.SEMANTIC,
+            tags=list(tags or []),
+            metadata={**base, "document": str(document_id), "chunk": chunk.index}
+            | ({"title": title} if title else {}),
+            source={
+                "document": str(document_id),
+                "chunk": chunk.index,
+                "chunks": len(chunks),
+                "chars": [chunk.start, chunk.end],
+                "tokens": chunk.tokens,
+                "encoding": encoding,
+            },
+        )
+        for chunk in chunks
+    ]
+    with transaction.atomic():
+        memories = memories_create_bulk(actor=actor, namespace=namespace, items=items)
+        audit_record(
+            actor=actor,
+            action="document.ingest",
+            namespace=namespace,
+            subject_id=memories[0].subject_id if memories else None,
+            object_type="document",
+            object_id=str(document_id),
+            details={"chunks": len(chunks), "bytes": size_bytes, "chunk_tokens": size},
+        )
+    return DocumentOutcome(document_id, memories, [c.tokens for c in chunks])

@@ -210,3 +210,25 @@ class JobSerializer(serializers.ModelSerializer):
 
     def get_url(self, job: Job) -> str:
         return f"/api/v1/jobs/{job.id}"
+
+
+class DocumentIngestSerializer(StrictSerializer):
+    subject = serializers.CharField(max_length=255, allow_null=True, required=False, default=None)
+    # No max_length: an oversized document is a 413 from the service, not a 400.
+    text = serializers.CharField(trim_whitespace=False)
+    title = serializers.CharField(max_length=200, required=False, default="")
+    metadata = BoundedJSONObjectField(
+        default=dict, help_text="Plaintext, for filtering: not for secrets."
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=64), max_length=50, default=list
+    )
+    chunk_tokens = serializers.IntegerField(min_value=16, max_value=2000, required=False)
+    overlap_tokens = serializers.IntegerField(min_value=0, max_value=1000, required=False)
+
+
+class DocumentIngestResultSerializer(serializers.Serializer):
+    document = serializers.UUIDField()
+    chunks = serializers.IntegerField()
+    memories = serializers.ListField(child=serializers.UUIDField())
+    tokens = serializers.ListField(child=serializers.IntegerField())

@@ -11,6 +11,7 @@ urlpatterns = [
     ),
     path("namespaces/<slug:namespace>/recall", views.RecallView.as_view(), name="recall"),
     path("namespaces/<slug:namespace>/messages", views.MessagesView.as_view(), name="messages"),
+    path("namespaces/<slug:namespace>/documents", views.DocumentsView.as_view(), name="documents"),
     path("jobs/<str:job_id>", views.JobDetailView.as_view(), name="job-detail"),
     path(
         "namespaces/<slug:namespace>/memories/<str:memory_id>",

@@ -19,6 +19,8 @@ from apps.accounts.api.authentication import ApiKeyAuthentication, ApiKeyRateThr
 from apps.accounts.models import Permission
 from apps.memories import ingestion, selectors, services
 from apps.memories.api.serializers import (
+    DocumentIngestResultSerializer,
+    DocumentIngestSerializer,
     ErasureReceiptSerializer,
     JobSerializer,
     MemoryCreateSerializer,
@@ -284,3 +286,37 @@ class JobDetailView(APIView):
     def get(self, request: Request, job_id: str) -> Response:
         job = selectors.job_for_api_key(api_key=request.auth, job_id=job_id)
         return Response(JobSerializer(job).data)
+
+
+class DocumentsView(NamespacedAPIView):
+    required_permissions = {"POST": WRITE}
+
+    @extend_schema(
+        request=DocumentIngestSerializer,
+        responses={
+            201: DocumentIngestResultSerializer,
+            **error_responses(400, 401, 403, 404, 413, 422, 429),
+        },
+    )
+    def post(self, request: Request, namespace: str) -> Response:
+        serializer = DocumentIngestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        outcome = ingestion.document_ingest(
+            actor=self.actor,
+            namespace=self.namespace,
+            text=data["text"],
+            subject_external_id=data["subject"],
+            title=data["title"],
+            metadata=data["metadata"],
+            tags=data["tags"],
+            chunk_tokens=data.get("chunk_tokens"),
+            overlap_tokens=data.get("overlap_tokens"),
+        )
+        body = {
+            "document": outcome.document_id,
+            "chunks": len(outcome.memories),
+            "memories": [m.id for m in outcome.memories],
+            "tokens": outcome.tokens,
+        }
+        return Response(DocumentIngestResultSerializer(body).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,119 @@
+"""POST /documents: chunking on semantic boundaries with overlap, metadata, scope, limits."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from apps.context.tokenizers import count_tokens
+from apps.memories.chunking import chunk_text
+from apps.memories.encryption import KeyCache, open_memory
+from apps.memories.models import Memory
+from tests.conftest import Tenant
+
+PARAGRAPHS = [
+    "Alice grew up in Lyon. She studied chemistry there and loved the river walks.",
+    "Her first job was at a small lab in Porto. The lab made enzymes for bakeries.",
+    " ".join(f"Fact number {n} is about the enzyme line and its customers." for n in range(12)),
+]
+TEXT = "\n\n".join(PARAGRAPHS)
+
+
+def count(text: str) -> int:
+    return count_tokens(text, "cl100k_base")
+
+
+def test_chunks_keep_paragraphs_whole_and_split_long_ones_at_sentences() -> None:
+    chunks = chunk_text(TEXT, size=30, overlap=15, count=count)
+    assert chunks[0].text == PARAGRAPHS[0]
+    assert chunks[1].text == PARAGRAPHS[1]
+    assert all(chunk.tokens <= 30 for chunk in chunks)
+    assert all(chunk.tokens == count(chunk.text) for chunk in chunks)
+    # The long paragraph is cut between sentences, never inside one.
+    for chunk in chunks[2:]:
+        assert chunk.text.startswith("Fact number")
+        assert chunk.text.endswith("customers.")
+    # Every sentence is in some chunk; neighbours share their boundary sentence.
+    for n in range(12):
+        assert any(f"Fact number {n} " in chunk.text for chunk in chunks)
+    for before, after in itertools.pairwise(chunks[2:]):
+        last_sentence = before.text.rsplit("Fact number", 1)[1]
+        assert after.text.startswith("Fact number" + last_sentence)
+
+
+def test_a_sentence_longer_than_a_chunk_is_split_between_words() -> None:
+    long = " ".join(["word"] * 300) + "."
+    chunks = chunk_text(long, size=50, overlap=0, count=count)
+    assert len(chunks) > 1
+    assert all(chunk.tokens <= 50 for chunk in chunks)
+    assert " ".join(chunk.text for chunk in chunks) == long
+
+
+@pytest.mark.django_db
+def test_a_document_becomes_chunk_memories_with_their_position(acme: Tenant) -> None:
+    body = {
+        "text": TEXT,
+        "title": "Alice's career",
+        "metadata": {"source": "wiki"},
+        "chunk_tokens": 30,
+        "overlap_tokens": 15,
+    }
+    response = acme.client.post(acme.url("documents"), body, format="json")
+    assert response.status_code == 201, response.json()
+    result = response.json()
+    memories = Memory.objects.filter(metadata__document=result["document"]).order_by(
+        "metadata__chunk"
+    )
+    assert [str(m.id) for m in memories] == result["memories"]
+    assert result["chunks"] == len(memories) >= 4
+    keys = KeyCache()
+    assert open_memory(keys, memories[0]) == PARAGRAPHS[0]
+    first = memories[0]
+    assert first.subject_id is None  # no subject: shared with the namespace
+    assert first.kind == "semantic"
+    assert first.metadata == {
+        "source": "wiki", "document": result["document"], "chunk": 0, "title": "Alice's career",
+    }  # fmt: skip
+    assert first.source["chunks"] == len(memories)
+    assert first.source["tokens"] == result["tokens"][0]
+    personal = acme.client.post(
+        acme.url("documents"), {"subject": "u1", "text": "Just one line."}, format="json"
+    )
+    assert personal.status_code == 201
+    (memory,) = Memory.objects.filter(metadata__document=personal.json()["document"])
+    assert memory.subject.external_id == "u1"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("body", "field", "status"),
+    [
+        ({"text": ""}, "text", 400),
+        ({"text": "x", "chunk_tokens": 8}, "chunk_tokens", 400),
+        ({"text": "x", "chunk_tokens": 100, "overlap_tokens": 60}, "overlap_tokens", 400),
+        ({"text": "x", "surprise": True}, "surprise", 400),
+        ({"text": "word " * 300_000}, "text", 413),
+    ],
+)
+def test_bad_documents_are_refused_and_store_nothing(
+    acme: Tenant, body: dict, field: str, status: int
+) -> None:
+    response = acme.client.post(acme.url("documents"), body, format="json")
+    assert response.status_code == status, response.json()
+    assert field in response.json()["error"]["details"]
+    assert Memory.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_documents_follow_the_pii_policy_and_scope(acme: Tenant, globex: Tenant) -> None:
+    from apps.namespaces.models import Namespace
+
+    Namespace.objects.filter(pk=acme.namespace.pk).update(pii_policy="redact")
+    response = acme.client.post(
+        acme.url("documents"), {"text": "Support line: +1 415-555-0132."}, format="json"
+    )
+    (memory,) = Memory.objects.filter(metadata__document=response.json()["document"])
+    assert open_memory(KeyCache(), memory) == "Support line: [PHONE]."
+    foreign = globex.client.post(acme.url("documents"), {"text": "hello"}, format="json")
+    assert foreign.status_code == 404
