@@ -240,6 +240,22 @@ MEMORYHUB_MAX_MESSAGES_PER_REQUEST = env_int(
     "MEMORYHUB_MAX_MESSAGES_PER_REQUEST", 100, minimum=1, maximum=10_000
 )
 MEMORYHUB_PII_PHONE_REGION = env_str("MEMORYHUB_PII_PHONE_REGION", "US")
+# Extraction and session summaries: "offline" (rules, extractive) or "llm", an
+# OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM) at MEMORYHUB_LLM_URL.
+# Only the operator's endpoint is ever called. A job whose endpoint is down, slow or answers
+# garbage is retried MEMORYHUB_JOB_RETRIES times (backoff from MEMORYHUB_JOB_RETRY_DELAY
+# seconds), then marked failed; its turns stay stored.
+MEMORYHUB_EXTRACTOR = env_choice("MEMORYHUB_EXTRACTOR", "offline", ("offline", "llm"))
+MEMORYHUB_SUMMARIZER = env_choice("MEMORYHUB_SUMMARIZER", "offline", ("offline", "llm"))
+MEMORYHUB_SUMMARY_WORDS = env_int("MEMORYHUB_SUMMARY_WORDS", 150, minimum=20, maximum=2000)
+MEMORYHUB_LLM_URL = env_url("MEMORYHUB_LLM_URL", schemes=("http", "https"))
+MEMORYHUB_LLM_MODEL = env_str("MEMORYHUB_LLM_MODEL", "gpt-4o-mini")
+MEMORYHUB_LLM_API_KEY = env_str("MEMORYHUB_LLM_API_KEY")
+MEMORYHUB_LLM_TIMEOUT = env_float("MEMORYHUB_LLM_TIMEOUT", 20.0, minimum=0.1)
+MEMORYHUB_JOB_RETRIES = env_int("MEMORYHUB_JOB_RETRIES", 3, minimum=0, maximum=10)
+MEMORYHUB_JOB_RETRY_DELAY = env_float("MEMORYHUB_JOB_RETRY_DELAY", 2.0, minimum=0.0)
+if "llm" in (MEMORYHUB_EXTRACTOR, MEMORYHUB_SUMMARIZER) and not MEMORYHUB_LLM_URL:
+    raise ImproperlyConfigured("MEMORYHUB_EXTRACTOR/SUMMARIZER=llm needs MEMORYHUB_LLM_URL.")
 # Documents (POST /documents): size limit, default chunk size and overlap in tokens of an
 # OpenAI encoding (exact, offline).
 MEMORYHUB_MAX_DOCUMENT_BYTES = env_int(

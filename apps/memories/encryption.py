@@ -16,7 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.memories import crypto
-from apps.memories.models import DataKey, Memory, MemoryVersion, Message, Subject
+from apps.memories.models import DataKey, Memory, MemoryVersion, Message, SessionSummary, Subject
 from apps.namespaces.models import Namespace
 
 
@@ -173,30 +173,39 @@ def open_version(
     )
 
 
-def _message_ad(message: Message, subject_id: object, key_version: int) -> crypto.AssociatedData:
+def _row_ad(
+    table: str, row_id: object, subject_id: object, key_version: int
+) -> crypto.AssociatedData:
     return crypto.AssociatedData(
-        table="memories_message",
-        row_id=str(message.id),
+        table=table,
+        row_id=str(row_id),
         subject=str(subject_id),
         field="content",
         key_version=key_version,
     )
 
 
-def seal_message(
-    keys: KeyCache, message: Message, namespace_id: int, subject_id: object, content: str
+def seal_row(
+    keys: KeyCache,
+    row: Message | SessionSummary,
+    namespace_id: int,
+    subject_id: object,
+    content: str,
 ) -> None:
+    """Encrypt a message or summary row's content under the subject's key, bound to the row."""
     raw, version = keys.key_for(namespace_id, subject_id)
-    message.key_version = version
-    message.content_encrypted = cipher.encrypt(
-        raw, content, _message_ad(message, subject_id, version)
+    row.key_version = version
+    row.content_encrypted = cipher.encrypt(
+        raw, content, _row_ad(row._meta.db_table, row.id, subject_id, version)
     )
 
 
-def open_message(keys: KeyCache, message: Message, namespace_id: int, subject_id: object) -> str:
+def open_row(
+    keys: KeyCache, row: Message | SessionSummary, namespace_id: int, subject_id: object
+) -> str:
     raw, _ = keys.key_for(namespace_id, subject_id)
     return cipher.decrypt(
         raw,
-        bytes(message.content_encrypted),
-        _message_ad(message, subject_id, message.key_version),
+        bytes(row.content_encrypted),
+        _row_ad(row._meta.db_table, row.id, subject_id, row.key_version),
     )

@@ -236,3 +236,51 @@ class OfflineExtractor:
             )
             candidates.extend(disclosures(turn.content, turn.position))
         return candidates
+
+
+# --- offline summaries --------------------------------------------------------------------------
+
+
+def _sentence_score(sentence: str) -> float:
+    words = re.findall(r"\w+", sentence)
+    if len(words) < 3 or sentence.rstrip().endswith("?"):
+        return 0.0
+    specifics = len(re.findall(r"\b\d+\b|(?<!^)\b[A-Z][a-z]+\b", sentence))
+    disclosed = 2.0 if disclosures(sentence, 0) else 0.0
+    return disclosed + 0.5 * specifics + min(len(words), 30) / 30
+
+
+class OfflineSummarizer:
+    """An extractive rolling summary: the most informative sentences of the user's turns
+    (self-disclosures first, then specific ones: names, numbers), in conversation order,
+    within a word budget; the previous summary's sentences compete with the new ones."""
+
+    name = "offline"
+
+    def __init__(self, words: int = 150) -> None:
+        self.words = words
+
+    def summarize(self, turns: list[Turn], previous: str = "") -> str:
+        pool: list[tuple[float, int, str]] = []
+        for order, sentence in enumerate(
+            part.strip() for part in _CLAUSE_BREAK.split(previous) if part.strip()
+        ):
+            pool.append((_sentence_score(sentence) + 0.5, order, sentence))  # kept before
+        base = len(pool)
+        for turn in extractable_turns(turns):
+            speaker = turn.name or "User"
+            for sentence in filter(None, (p.strip() for p in _CLAUSE_BREAK.split(turn.content))):
+                score = _sentence_score(sentence)
+                if score > 0:
+                    text = (
+                        sentence if sentence.startswith(f"{speaker}:") else f"{speaker}: {sentence}"
+                    )
+                    pool.append((score, base + turn.position, text))
+        chosen, used = [], 0
+        for _score, order, sentence in sorted(pool, key=lambda item: (-item[0], item[1])):
+            size = len(sentence.split())
+            if used + size > self.words or sentence in (s for _, s in chosen):
+                continue
+            chosen.append((order, sentence))
+            used += size
+        return " ".join(s if s.endswith((".", "!")) else s + "." for _, s in sorted(chosen))

@@ -31,7 +31,7 @@ from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.memories import chunking, extraction, pii
 from apps.memories.embeddings import get_provider
-from apps.memories.encryption import KeyCache, open_message, seal_message
+from apps.memories.encryption import KeyCache, open_row, seal_row
 from apps.memories.keyword_index import index_terms
 from apps.memories.models import (
     ConsolidationLog,
@@ -42,6 +42,7 @@ from apps.memories.models import (
     Memory,
     Message,
     Session,
+    SessionSummary,
     Subject,
 )
 from apps.memories.services import (
@@ -187,10 +188,10 @@ def messages_ingest(
             raise
         return replay, True
     if will_extract:
-        from apps.memories.tasks import run_ingest_job
+        from apps.memories.tasks import run_ingest_job, run_ingest_job_inline
 
         if settings.CELERY_TASK_ALWAYS_EAGER:
-            run_ingest_job.apply(args=[str(job.id)])  # no broker: now, in this process
+            run_ingest_job_inline(str(job.id))  # no broker: now, in this process
         else:
             run_ingest_job.delay_on_commit(str(job.id))  # after any enclosing transaction
     job.refresh_from_db()
@@ -240,7 +241,7 @@ def _store_messages(
             created_at=message.created_at or now,
             token_count=len(re.findall(r"\w+", screen.text)),
         )
-        seal_message(keys, row, namespace.pk, subject.pk, screen.text)
+        seal_row(keys, row, namespace.pk, subject.pk, screen.text)
         rows.append(row)
     Message.objects.bulk_create(rows)
     Session.objects.filter(pk=session.pk).update(updated_at=now)
@@ -248,12 +249,52 @@ def _store_messages(
 
 
 def get_extractor() -> extraction.Extractor:
+    if settings.MEMORYHUB_EXTRACTOR == "llm":
+        from apps.memories.llm import LlmClient, LlmExtractor
+
+        return LlmExtractor(LlmClient.from_settings())
     return extraction.OfflineExtractor()
 
 
+def get_summarizer() -> Any:
+    words = settings.MEMORYHUB_SUMMARY_WORDS
+    if settings.MEMORYHUB_SUMMARIZER == "llm":
+        from apps.memories.llm import LlmClient, LlmSummarizer
+
+        return LlmSummarizer(LlmClient.from_settings(), words=words)
+    return extraction.OfflineSummarizer(words=words)
+
+
+def session_summary_update(
+    *, keys: KeyCache, session: Session, turns: list[extraction.Turn], summarizer: Any
+) -> SessionSummary | None:
+    """The session's next summary version: the previous summary rolled forward over the
+    turns since it (encrypted, under the subject's key)."""
+    latest = session.summaries.order_by("-version").first()
+    since = latest.through_position if latest is not None else -1
+    new_turns = [t for t in turns if t.position > since]
+    if not new_turns:
+        return latest
+    previous = open_row(keys, latest, session.namespace_id, session.subject_id) if latest else ""
+    text = summarizer.summarize(new_turns, previous)
+    if not text or (latest is not None and text == previous):
+        return latest
+    summary = SessionSummary(
+        session=session,
+        version=(latest.version + 1) if latest else 1,
+        through_position=max(t.position for t in new_turns),
+        summarizer=summarizer.name,
+    )
+    seal_row(keys, summary, session.namespace_id, session.subject_id, text)
+    summary.save()
+    return summary
+
+
 def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None) -> Job:
-    """Extract, consolidate and store the memories of one ingest job, exactly once."""
+    """Extract, consolidate and store the memories of one ingest job, and roll the session's
+    summary forward, exactly once."""
     extractor = extractor or get_extractor()
+    summarizer = get_summarizer()
     with transaction.atomic():
         job = (
             Job.objects.select_for_update(of=("self",))
@@ -270,7 +311,7 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
         turns = [
             extraction.Turn(
                 role=rows[i].role,
-                content=open_message(keys, rows[i], namespace.pk, subject.pk),
+                content=open_row(keys, rows[i], namespace.pk, subject.pk),
                 position=rows[i].position,
                 name=rows[i].name,
                 created_at=rows[i].created_at,
@@ -292,6 +333,18 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
             keys=keys,
             job=job,
         )
+        all_turns = [
+            extraction.Turn(
+                role=m.role,
+                content=open_row(keys, m, namespace.pk, subject.pk),
+                position=m.position,
+                name=m.name,
+            )
+            for m in session.messages.order_by("position")
+        ]
+        summary = session_summary_update(
+            keys=keys, session=session, turns=all_turns, summarizer=summarizer
+        )
         job.status = JobStatus.SUCCEEDED
         job.attempts += 1
         job.result = {
@@ -299,6 +352,7 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
             "memories": outcome["memories"],
             "decisions": outcome["decisions"],
             "extractor": extractor.name,
+            "summary_version": summary.version if summary else None,
         }
         job.error = ""
         job.updated_at = timezone.now()
@@ -315,14 +369,23 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
     return job
 
 
-def job_fail(*, job_id: str, reason: str) -> None:
-    """Mark a job failed with a content-free reason (its turns stay stored)."""
+def job_fail(*, job_id: str, reason: str, rejected: bool = False) -> None:
+    """Mark a job failed with a content-free reason (its turns stay stored). `rejected`
+    also records the refused extractor output in the consolidation log."""
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
         if job.status == JobStatus.SUCCEEDED:
             return
         job.status = JobStatus.FAILED
         job.error = reason[:500]
+        if rejected:
+            ConsolidationLog.objects.create(
+                namespace_id=job.namespace_id,
+                subject_id=job.subject_id,
+                job=job,
+                decision=Decision.REJECT,
+                reason=reason[:200],
+            )
         job.attempts += 1
         job.updated_at = timezone.now()
         job.save()

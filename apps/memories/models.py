@@ -355,3 +355,29 @@ class ConsolidationLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.decision} {self.memory_id}"
+
+
+class SessionSummary(models.Model):
+    """A version of a session's rolling summary, encrypted under the subject's key.
+
+    Each ingest job that extracts writes the next version, covering the turns up to
+    `through_position`; the newest version is the session's summary.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="summaries")
+    version = models.PositiveIntegerField()
+    content_encrypted = models.BinaryField()
+    key_version = models.PositiveIntegerField()
+    through_position = models.PositiveIntegerField()
+    summarizer = models.CharField(max_length=32)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["session", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "version"], name="one_summary_per_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"summary {self.session_id} v{self.version}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from celery import shared_task
 from django.db import connection
 
@@ -18,34 +20,49 @@ def vacuum_data_keys() -> None:
         cursor.execute("VACUUM memories_datakey")
 
 
-class TransientJobError(Exception):
-    """Worth retrying (an endpoint down or slow); the message is content-free."""
+def ingest_attempt(job_id: str, retries: int) -> float | None:
+    """One attempt at an ingest job; returns the delay before the next attempt, or None once
+    the job is finished (succeeded, or failed with its reason).
 
+    An LLM endpoint that is down, slow or answers garbage is retried MEMORYHUB_JOB_RETRIES
+    times with exponential backoff; then the job fails, its turns staying stored. Any other
+    error fails the job at once, with its type and message (which never carry content).
+    """
+    from django.conf import settings
 
-@shared_task(
-    name="memories.run_ingest_job",
-    bind=True,
-    autoretry_for=(TransientJobError,),
-    max_retries=3,
-    retry_backoff=2,
-    retry_backoff_max=30,
-)
-def run_ingest_job(self, job_id: str) -> str:  # type: ignore[no-untyped-def]
-    """Extraction and consolidation of an ingest job. Idempotent: a finished job is left as it
-    is; the work and the job's status commit together, so a redelivery after a killed worker
-    does it exactly once. After the last retry the job is marked failed with the reason; its
-    turns stay stored."""
     from apps.memories.ingestion import ingest_job_run, job_fail
+    from apps.memories.llm import LlmOutputError, LlmUnavailable
 
     try:
-        return str(ingest_job_run(job_id=job_id).status)
-    except TransientJobError as error:
-        if self.request.retries >= self.max_retries:
-            job_fail(
-                job_id=job_id, reason=f"gave up after {self.request.retries + 1} attempts: {error}"
-            )
-            return "failed"
-        raise
-    except Exception as error:  # a bug or invalid output: not retried, recorded
+        ingest_job_run(job_id=job_id)
+    except (LlmUnavailable, LlmOutputError) as error:
+        if retries < settings.MEMORYHUB_JOB_RETRIES:
+            return float(settings.MEMORYHUB_JOB_RETRY_DELAY * 2**retries)
+        invalid = isinstance(error, LlmOutputError)
+        job_fail(
+            job_id=job_id,
+            reason=f"{'invalid LLM output' if invalid else 'LLM unavailable'} after "
+            f"{retries + 1} attempts: {error}",
+            rejected=invalid,
+        )
+    except Exception as error:  # a bug: not retried, recorded on the job
         job_fail(job_id=job_id, reason=f"{type(error).__name__}: {error}"[:500])
-        return "failed"
+    return None
+
+
+@shared_task(name="memories.run_ingest_job", bind=True, max_retries=None)
+def run_ingest_job(self, job_id: str) -> None:  # type: ignore[no-untyped-def]
+    """An ingest job on a worker. Idempotent: a finished job is left as it is, and the work
+    and the job's status commit together, so a redelivery after a killed worker does it
+    exactly once."""
+    delay = ingest_attempt(job_id, self.request.retries)
+    if delay is not None:
+        raise self.retry(countdown=delay)
+
+
+def run_ingest_job_inline(job_id: str) -> None:
+    """The same, without a broker: in this process, retries included (the request waits)."""
+    retries = 0
+    while (delay := ingest_attempt(job_id, retries)) is not None:
+        time.sleep(delay)
+        retries += 1

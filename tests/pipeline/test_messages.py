@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memories.encryption import KeyCache, open_memory, open_message
+from apps.memories.encryption import KeyCache, open_memory, open_row
 from apps.memories.models import ConsolidationLog, Job, Memory, Message, Session
 from apps.namespaces.models import Namespace
 from tests.conftest import Tenant, api_client, make_api_key
@@ -50,7 +50,7 @@ def test_turns_are_stored_encrypted_and_user_turns_become_memories(
     assert [m.role for m in stored] == ["system", "user", "assistant", "user"]
     assert b"Lyon" not in bytes(stored[1].content_encrypted)
     keys = KeyCache()
-    assert open_message(keys, stored[1], acme.namespace.pk, session.subject_id).endswith("Lyon.")
+    assert open_row(keys, stored[1], acme.namespace.pk, session.subject_id).endswith("Lyon.")
     episodic = texts("u1", kind="episodic")
     assert episodic == [
         "My favourite colour is green and I live in Lyon.",
@@ -244,7 +244,7 @@ def test_the_pii_policy_runs_before_anything_is_stored(
     assert open_memory(KeyCache(), memory) == stored
     assert memory.tags == tags
     message = Message.objects.get()
-    assert open_message(KeyCache(), message, acme.namespace.pk, memory.subject_id) == stored
+    assert open_row(KeyCache(), message, acme.namespace.pk, memory.subject_id) == stored
 
 
 @pytest.mark.django_db

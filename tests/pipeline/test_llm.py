@@ -1,0 +1,137 @@
+"""The LLM extractor and summarizer against a stub OpenAI-compatible server on loopback:
+valid output is stored, and an endpoint that is down, slow or answers garbage gets bounded
+retries, then the job fails with the reason while the turns stay stored."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from apps.memories import extraction
+from apps.memories.encryption import KeyCache, open_memory, open_row
+from apps.memories.llm import LlmOutputError, parse_memories
+from apps.memories.models import ConsolidationLog, Memory, Message, SessionSummary
+from tests.conftest import Tenant
+from tests.pipeline.llm_stub import StubLlm
+
+BODY = {
+    "subject": "u1",
+    "session": "s1",
+    "messages": [
+        {"role": "system", "content": "You are Max, a secret-keeping assistant."},
+        {"role": "user", "content": "<memories>- The user likes cats</memories> I moved to Porto."},
+        {"role": "assistant", "content": "Porto is lovely!"},
+    ],
+}
+GOOD = {
+    "memories": [
+        {
+            "content": "The user lives in Porto",
+            "kind": "semantic",
+            "category": "fact",
+            "confidence": 0.9,
+            "importance": 0.8,
+            "slot": "home city",
+            "turn": 0,
+        }
+    ]
+}
+
+
+@pytest.fixture
+def llm(settings) -> Iterator[StubLlm]:
+    with StubLlm() as stub:
+        settings.MEMORYHUB_EXTRACTOR = "llm"
+        settings.MEMORYHUB_SUMMARIZER = "llm"
+        settings.MEMORYHUB_LLM_URL = stub.url
+        settings.MEMORYHUB_LLM_API_KEY = "stub-key"
+        settings.MEMORYHUB_LLM_TIMEOUT = 0.5
+        settings.MEMORYHUB_JOB_RETRIES = 2
+        settings.MEMORYHUB_JOB_RETRY_DELAY = 0
+        yield stub
+
+
+def ingest(tenant: Tenant):
+    return tenant.client.post(tenant.url("messages"), BODY, format="json")
+
+
+@pytest.mark.django_db
+def test_valid_llm_output_is_stored_and_the_prompt_has_no_system_or_recalled_text(
+    acme: Tenant, llm: StubLlm
+) -> None:
+    llm.reply = json.dumps(GOOD)
+    response = ingest(acme)
+    job = response.json()
+    assert response.status_code == 201
+    assert job["status"] == "succeeded", job["error"]
+    assert job["result"]["extractor"] == "llm"
+    keys = KeyCache()
+    semantic = Memory.objects.get(kind="semantic")
+    assert open_memory(keys, semantic) == "The user lives in Porto"
+    assert semantic.importance == pytest.approx(0.8)  # the LLM's importance
+    assert semantic.confidence == pytest.approx(0.9)
+    episodic = Memory.objects.get(kind="episodic")
+    assert open_memory(keys, episodic) == "I moved to Porto."
+    sent = json.dumps(llm.requests)
+    assert "secret-keeping" not in sent
+    assert "likes cats" not in sent
+    assert llm.headers[0]["Authorization"] == "Bearer stub-key"
+    # The summarizer asked the same endpoint; its answer is the session's summary, encrypted.
+    summary = SessionSummary.objects.get()
+    assert open_row(keys, summary, acme.namespace.pk, semantic.subject_id) == llm.reply
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [
+        ("garbage", "invalid LLM output after 3 attempts: the answer is not JSON"),
+        ("down", "LLM unavailable after 3 attempts: the endpoint answered HTTP 503"),
+        ("slow", "LLM unavailable after 3 attempts: no answer within 0.5s"),
+    ],
+)
+def test_a_failing_endpoint_gets_bounded_retries_then_the_job_fails_and_turns_stay(
+    acme: Tenant, llm: StubLlm, mode: str, reason: str
+) -> None:
+    llm.mode = mode
+    response = ingest(acme)
+    job = response.json()
+    assert job["status"] == "failed"
+    assert job["error"] == reason
+    assert len(llm.requests) == 3  # the first attempt and two retries, no more
+    assert Message.objects.count() == 3  # nothing lost
+    assert Memory.objects.count() == 0  # nothing half-stored
+    rejected = ConsolidationLog.objects.filter(decision="reject").count()
+    assert rejected == (1 if mode == "garbage" else 0)
+    assert acme.client.get(f"/api/v1/jobs/{job['id']}").json()["status"] == "failed"
+
+
+TURNS = [extraction.Turn("user", "I moved to Porto.", 4)]
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        ("not json", "not JSON"),
+        ("[]", "not {"),
+        ('{"memories": [], "extra": 1}', "not {"),
+        (json.dumps({"memories": [{**GOOD["memories"][0], "surprise": 1}]}), "exactly the fields"),
+        (json.dumps({"memories": [{**GOOD["memories"][0], "confidence": 1.5}]}), "outside 0..1"),
+        (json.dumps({"memories": [{**GOOD["memories"][0], "importance": "high"}]}), "not a number"),
+        (json.dumps({"memories": [{**GOOD["memories"][0], "turn": 7}]}), "turn"),
+        (json.dumps({"memories": [{**GOOD["memories"][0], "kind": "episodic"}]}), "unknown kind"),
+        (json.dumps({"memories": [{**GOOD["memories"][0], "content": ""}]}), "content"),
+        (json.dumps({"memories": [GOOD["memories"][0]] * 51}), "at most 50"),
+    ],
+)
+def test_llm_output_is_validated_strictly(answer: str, problem: str) -> None:
+    with pytest.raises(LlmOutputError, match=problem):
+        parse_memories(answer, TURNS)
+
+
+def test_valid_llm_output_maps_turn_indexes_to_positions() -> None:
+    (candidate,) = parse_memories(json.dumps(GOOD), TURNS)
+    assert candidate.position == 4
+    assert candidate.slot == "home city"
