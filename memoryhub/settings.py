@@ -252,6 +252,14 @@ MEMORYHUB_LLM_URL = env_url("MEMORYHUB_LLM_URL", schemes=("http", "https"))
 MEMORYHUB_LLM_MODEL = env_str("MEMORYHUB_LLM_MODEL", "gpt-4o-mini")
 MEMORYHUB_LLM_API_KEY = env_str("MEMORYHUB_LLM_API_KEY")
 MEMORYHUB_LLM_TIMEOUT = env_float("MEMORYHUB_LLM_TIMEOUT", 20.0, minimum=0.1)
+# Lifecycle sweeps (Celery beat, hourly by default): TTL expiry, retention, the per-subject
+# cap (recall counts over this many days weigh in a memory's value), old-episode summaries.
+MEMORYHUB_LIFECYCLE_INTERVAL_SECONDS = env_int(
+    "MEMORYHUB_LIFECYCLE_INTERVAL_SECONDS", 3600, minimum=60, maximum=7 * 86_400
+)
+MEMORYHUB_CAP_RECALL_WINDOW_DAYS = env_int(
+    "MEMORYHUB_CAP_RECALL_WINDOW_DAYS", 90, minimum=1, maximum=3650
+)
 MEMORYHUB_JOB_RETRIES = env_int("MEMORYHUB_JOB_RETRIES", 3, minimum=0, maximum=10)
 MEMORYHUB_JOB_RETRY_DELAY = env_float("MEMORYHUB_JOB_RETRY_DELAY", 2.0, minimum=0.0)
 if "llm" in (MEMORYHUB_EXTRACTOR, MEMORYHUB_SUMMARIZER) and not MEMORYHUB_LLM_URL:
@@ -283,6 +291,12 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "memoryhub")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    "lifecycle-sweep": {
+        "task": "memories.lifecycle_sweep",
+        "schedule": float(MEMORYHUB_LIFECYCLE_INTERVAL_SECONDS),
+    }
+}
 # Redis redelivers a task whose worker died (unacknowledged) after this many seconds: keep it
 # above the longest task, or a slow task runs twice (its effect would still happen once).
 CELERY_BROKER_TRANSPORT_OPTIONS = {

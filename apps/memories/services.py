@@ -28,12 +28,13 @@ from apps.memories.encryption import (
     KeyCache,
     data_key_create,
     open_memory,
+    open_row,
     open_version,
     seal_memory,
     seal_version,
 )
 from apps.memories.indexing import embed_memories, index_memory, refresh_neighbour_context
-from apps.memories.models import DataKey, Kind, Memory, MemoryVersion, Status, Subject
+from apps.memories.models import DataKey, Kind, Memory, MemoryVersion, Session, Status, Subject
 from apps.memories.tasks import vacuum_data_keys
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import ApplicationError
@@ -430,6 +431,7 @@ def subject_export(*, actor: Actor, subject: Subject) -> dict[str, Any]:
             }
             for memory in memories
         ],
+        "sessions": _export_sessions(keys, subject),
     }
     audit_record(
         actor=actor,
@@ -441,6 +443,37 @@ def subject_export(*, actor: Actor, subject: Subject) -> dict[str, Any]:
         details={"memories": len(memories), "versions": sum(len(v) for v in versions.values())},
     )
     return document
+
+
+def _export_sessions(keys: KeyCache, subject: Subject) -> list[dict[str, Any]]:
+    sessions = []
+    for session in Session.objects.filter(subject=subject).order_by("created_at", "id"):
+        summary = session.summaries.order_by("-version").first()
+        sessions.append(
+            {
+                "session": session.external_id,
+                "created_at": session.created_at.isoformat(),
+                "messages": [
+                    {
+                        "position": m.position,
+                        "role": m.role,
+                        "name": m.name,
+                        "content": open_row(keys, m, subject.namespace_id, subject.pk),
+                        "created_at": m.created_at.isoformat(),
+                    }
+                    for m in session.messages.order_by("position")
+                ],
+                "summary": None
+                if summary is None
+                else {
+                    "version": summary.version,
+                    "content": open_row(keys, summary, subject.namespace_id, subject.pk),
+                    "through_position": summary.through_position,
+                    "created_at": summary.created_at.isoformat(),
+                },
+            }
+        )
+    return sessions
 
 
 @dataclass(frozen=True)

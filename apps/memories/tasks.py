@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from celery import shared_task
-from django.db import connection
+from django.db import OperationalError, connection
 
 
 @shared_task(name="memories.vacuum_data_keys")
@@ -66,3 +66,18 @@ def run_ingest_job_inline(job_id: str) -> None:
     while (delay := ingest_attempt(job_id, retries)) is not None:
         time.sleep(delay)
         retries += 1
+
+
+@shared_task(
+    name="memories.lifecycle_sweep",
+    autoretry_for=(OperationalError,),
+    max_retries=5,
+)
+def lifecycle_sweep(dry_run: bool = False) -> list[dict]:
+    """TTL expiry, retention, the per-subject cap and summaries of old episodes, for every
+    namespace (on Celery beat). Idempotent; retried with backoff when the database is away."""
+    from apps.audit.actors import Actor
+    from apps.memories.lifecycle import lifecycle_sweep_all
+
+    reports = lifecycle_sweep_all(actor=Actor.system("lifecycle"), dry_run=dry_run)
+    return [report.as_dict() for report in reports]

@@ -306,3 +306,35 @@ def test_duplicates_and_corrections_within_one_batch(
     assert texts("u1", kind="semantic", valid_to__isnull=False) == [
         "The user's favourite colour is green"
     ]
+
+
+@pytest.mark.django_db
+def test_the_export_holds_the_sessions_turns_and_summary_and_matches_its_schema(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    import jsonschema
+
+    from apps.memories.api.views import EXPORT_SCHEMA
+
+    body = {
+        "subject": "u1",
+        "session": "s1",
+        "messages": turns(
+            ("user", "My favourite colour is green and I live in Lyon."),
+            ("assistant", "Noted!"),
+        ),
+    }
+    post(acme, body, capture=django_capture_on_commit_callbacks)
+    document = acme.client.get(acme.url("subjects/u1/export")).json()
+    jsonschema.validate(document, EXPORT_SCHEMA, cls=jsonschema.Draft202012Validator)
+    (session,) = document["sessions"]
+    assert [m["content"] for m in session["messages"]] == [
+        "My favourite colour is green and I live in Lyon.",
+        "Noted!",
+    ]
+    assert session["summary"]["version"] == 1
+    assert "Lyon" in session["summary"]["content"]
+    # Erasure takes the sessions with it.
+    assert acme.client.post(acme.url("subjects/u1/erase")).status_code == 200
+    assert not Message.objects.exists()
+    assert not Session.objects.exists()
