@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -277,6 +278,60 @@ MEMORYHUB_CHUNK_ENCODING = env_choice(
     "MEMORYHUB_CHUNK_ENCODING", "cl100k_base", ("cl100k_base", "o200k_base")
 )
 
+# Context assembly: the model table (name -> tokenizer, context window, input price in USD
+# per million tokens, chat family). Tokenizers: "o200k_base" / "cl100k_base" (exact, offline),
+# "hf:/path/tokenizer.json" (exact; open models look in MEMORYHUB_HF_TOKENIZERS_DIR/<model>/),
+# "estimate:anthropic" (labelled an estimate). MEMORYHUB_EXTRA_MODELS (JSON) adds or replaces
+# entries.
+MEMORYHUB_HF_TOKENIZERS_DIR = env_str("MEMORYHUB_HF_TOKENIZERS_DIR", str(DATA_DIR / "tokenizers"))
+
+
+def _openai_model(encoding: str, window: int, price: float) -> dict[str, object]:
+    return {"tokenizer": encoding, "context_window": window, "input_usd_per_mtok": price}
+
+
+def _open_model(name: str, window: int, price: float) -> dict[str, object]:
+    path = f"{MEMORYHUB_HF_TOKENIZERS_DIR}/{name}/tokenizer.json"
+    return {
+        "tokenizer": f"hf:{path}", "context_window": window, "input_usd_per_mtok": price,
+        "family": "open",
+    }  # fmt: skip
+
+
+MEMORYHUB_MODELS: dict[str, dict[str, object]] = {
+    "gpt-4o": _openai_model("o200k_base", 128_000, 2.5),
+    "gpt-4o-mini": _openai_model("o200k_base", 128_000, 0.15),
+    "gpt-4.1": _openai_model("o200k_base", 1_047_576, 2.0),
+    "gpt-4.1-mini": _openai_model("o200k_base", 1_047_576, 0.4),
+    "gpt-4.1-nano": _openai_model("o200k_base", 1_047_576, 0.1),
+    "o3-mini": _openai_model("o200k_base", 200_000, 1.1),
+    "gpt-4-turbo": _openai_model("cl100k_base", 128_000, 10.0),
+    "gpt-3.5-turbo": _openai_model("cl100k_base", 16_385, 0.5),
+    "claude-sonnet-4": {
+        "tokenizer": "estimate:anthropic", "context_window": 200_000, "input_usd_per_mtok": 3.0,
+        "family": "anthropic",
+    },
+    "claude-opus-4": {
+        "tokenizer": "estimate:anthropic", "context_window": 200_000, "input_usd_per_mtok": 15.0,
+        "family": "anthropic",
+    },
+    "claude-3-5-haiku": {
+        "tokenizer": "estimate:anthropic", "context_window": 200_000, "input_usd_per_mtok": 0.8,
+        "family": "anthropic",
+    },
+    "llama-3.1-8b-instruct": _open_model("llama-3.1-8b-instruct", 131_072, 0.0),
+    "llama-3.3-70b-instruct": _open_model("llama-3.3-70b-instruct", 131_072, 0.0),
+    "mistral-7b-instruct": _open_model("mistral-7b-instruct", 32_768, 0.0),
+    "qwen2.5-7b-instruct": _open_model("qwen2.5-7b-instruct", 131_072, 0.0),
+}  # fmt: skip
+_extra_models = env_str("MEMORYHUB_EXTRA_MODELS")
+if _extra_models:
+    try:
+        MEMORYHUB_MODELS.update(json.loads(_extra_models))
+    except (ValueError, TypeError) as error:
+        raise ImproperlyConfigured(f"MEMORYHUB_EXTRA_MODELS is not JSON: {error}") from None
+MEMORYHUB_DEFAULT_MODEL = env_str("MEMORYHUB_DEFAULT_MODEL", "gpt-4o")
+
 # Without a broker, tasks run in-process (eagerly), so the embedded quickstart needs none.
 _broker_url = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqs"))
 CELERY_TASK_ALWAYS_EAGER = _broker_url is None
@@ -295,7 +350,8 @@ CELERY_BEAT_SCHEDULE = {
     "lifecycle-sweep": {
         "task": "memories.lifecycle_sweep",
         "schedule": float(MEMORYHUB_LIFECYCLE_INTERVAL_SECONDS),
-    }
+    },
+    "requeue-stale-jobs": {"task": "memories.requeue_stale_jobs", "schedule": 300.0},
 }
 # Redis redelivers a task whose worker died (unacknowledged) after this many seconds: keep it
 # above the longest task, or a slow task runs twice (its effect would still happen once).

@@ -10,6 +10,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("apps.memories.api.urls")),
     path("api/v1/", include("apps.audit.api.urls")),
+    path("api/v1/", include("apps.context.api.urls")),
     path("django-admin/", admin.site.urls),
     path("", include("apps.accounts.urls")),
     path("", include("apps.namespaces.urls")),

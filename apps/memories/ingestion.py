@@ -18,8 +18,8 @@ import json
 import logging
 import re
 import uuid
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
-from apps.memories import chunking, extraction, pii
+from apps.memories import chunking, crypto, extraction, pii
 from apps.memories.embeddings import get_provider
 from apps.memories.encryption import KeyCache, open_row, seal_row
 from apps.memories.keyword_index import index_terms
@@ -60,6 +60,7 @@ from memoryhub.exceptions import ApplicationError
 logger = logging.getLogger(__name__)
 
 INGEST = "ingest"
+DOCUMENT = "document"
 DUPLICATE_COSINE = 0.92  # with DUPLICATE_OVERLAP of the tokens: the same fact, said again
 DUPLICATE_OVERLAP = 0.6
 SAME_COSINE = 0.985  # this close is the same statement whatever the tokens
@@ -73,10 +74,13 @@ class IncomingMessage:
     created_at: datetime | None = None
 
 
-def request_fingerprint(payload: dict[str, Any]) -> str:
-    """A hash of a request body, to tell a retry (same body) from a reused key."""
+def request_fingerprint(namespace: Namespace, payload: dict[str, Any]) -> str:
+    """A keyed hash of a request body (HMAC under a key of the namespace), to tell a retry
+    (same body) from a reused key; without the key it confirms no guess of the content."""
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    shared, _ = KeyCache().key_for(namespace.pk, None)
+    key = crypto.derive_key(shared, "request-fingerprint")
+    return hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
 
 
 def _screen(namespace: Namespace, contents: list[str]) -> list[pii.Screened]:
@@ -127,8 +131,14 @@ def messages_ingest(
     if idempotency_key:
         replay = _replayed(namespace, actor, idempotency_key, request_hash)
         if replay is not None:
+            _requeue_if_stuck(replay)
             return replay, True
     screened = _screen(namespace, [m.content for m in messages])
+    # A name is text from the app as well: the same policy applies (redacted, or refused).
+    names = [
+        screen_content(namespace, m.name).text[:64] if m.name.strip() else "" for m in messages
+    ]
+    messages = [replace(m, name=name) for m, name in zip(messages, names, strict=True)]
 
     keys = KeyCache()
     try:
@@ -182,26 +192,66 @@ def messages_ingest(
                 },
             )
     except IntegrityError:
+        if not idempotency_key:
+            raise
         # The same Idempotency-Key arrived concurrently: the other request's job stands.
         replay = _replayed(namespace, actor, idempotency_key, request_hash)
         if replay is None:
             raise
         return replay, True
     if will_extract:
-        from apps.memories.tasks import run_ingest_job, run_ingest_job_inline
+        from apps.memories.tasks import run_ingest_job_inline
 
         if settings.CELERY_TASK_ALWAYS_EAGER:
             run_ingest_job_inline(str(job.id))  # no broker: now, in this process
         else:
-            run_ingest_job.delay_on_commit(str(job.id))  # after any enclosing transaction
+            enqueue_job(job)
     job.refresh_from_db()
     return job, False
 
 
-def _replayed(namespace: Namespace, actor: Actor, key: str, request_hash: str) -> Job | None:
+def enqueue_job(job: Job) -> None:
+    """Queue a job's task after any enclosing transaction commits. If the broker cannot take
+    it, the job stays queued (its turns are stored) and the periodic requeue or a retried
+    request sends it again: the task is idempotent."""
+    from kombu.exceptions import OperationalError as BrokerError
+
+    from apps.memories.tasks import run_ingest_job
+
+    try:
+        run_ingest_job.delay_on_commit(str(job.id))
+    except BrokerError:
+        logger.warning("Could not queue job %s; it stays queued for the requeue.", job.id)
+
+
+def _requeue_if_stuck(job: Job) -> None:
+    if job.status == JobStatus.QUEUED and not settings.CELERY_TASK_ALWAYS_EAGER:
+        enqueue_job(job)
+
+
+def requeue_stale_jobs(*, older_than_seconds: int = 600) -> int:
+    """Queue again the ingest jobs still queued after a while (a lost enqueue)."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    stale = list(Job.objects.filter(kind=INGEST, status=JobStatus.QUEUED, updated_at__lt=cutoff))
+    for job in stale:
+        enqueue_job(job)
+        Job.objects.filter(pk=job.pk).update(updated_at=timezone.now())
+    return len(stale)
+
+
+def _replayed(
+    namespace: Namespace, actor: Actor, key: str, request_hash: str, kind: str = INGEST
+) -> Job | None:
     job = Job.objects.filter(
         namespace=namespace, actor_id=actor.id[:64], idempotency_key=key
     ).first()
+    if job is not None and job.kind != kind:
+        raise ApplicationError(
+            "This Idempotency-Key was used for a different request.",
+            code="idempotency_conflict",
+            status_code=409,
+            details={"idempotency_key": ["reused for another endpoint"]},
+        )
     if job is not None and job.request_hash != request_hash:
         raise ApplicationError(
             "This Idempotency-Key was used for a different request.",
@@ -303,7 +353,17 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
         )
         if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
             return job  # done before (a redelivery, or a retry of a finished job)
-        namespace, subject = job.namespace, job.subject
+        namespace = job.namespace
+        # One job of a subject at a time: its facts, supersessions and summaries follow in
+        # order, and a pause that came after the request still holds.
+        subject = Subject.objects.select_for_update().get(pk=job.subject_id)
+        if subject.paused:
+            job.status = JobStatus.SUCCEEDED
+            job.result = {"messages": len(job.payload.get("messages", [])), "memories": [],
+                          "decisions": {}, "skipped": "paused"}  # fmt: skip
+            job.updated_at = timezone.now()
+            job.save()
+            return job
         keys = KeyCache()
         ids = job.payload.get("messages", [])
         session = Session.objects.get(pk=job.payload["session"])
@@ -481,6 +541,19 @@ def consolidate_and_store(
             memory_ids.append(str(memory.id))
             log(Decision.ADD, "conversation turn", memory.id)
 
+    # Extracted facts are new text (an LLM may write out what the turn only hinted at): the
+    # PII policy screens them before they are embedded or stored.
+    screened: list[extraction.Candidate] = []
+    for candidate in semantic:
+        try:
+            result = screen_content(namespace, candidate.content)
+        except ApplicationError:
+            log(Decision.REJECT, "the PII policy rejects the extracted fact", None)
+            continue
+        candidate.content = result.text
+        candidate.tags = sorted(set(candidate.tags) | set(result.tags))
+        screened.append(candidate)
+    semantic = screened
     if semantic:
         vectors = get_provider().embed_documents([c.content for c in semantic])
         pending: list[_Pending] = []
@@ -530,17 +603,17 @@ def _consolidate_one(
     current = Memory.objects.filter(
         namespace=namespace,
         subject=subject,
-        kind=Kind.SEMANTIC,
+        kind=candidate.kind,
         status="active",
         valid_to__isnull=True,
     )
-    # The nearest current facts by meaning, with their similarity computed by the database.
+    # The nearest current facts of the same kind by meaning, similarity computed by the database.
     with connection.cursor() as cursor:
         cursor.execute(
             """
             SELECT id, 1 - (embedding <=> %s::vector), token_index, metadata ->> 'slot'
             FROM memories_memory
-            WHERE namespace_id = %s AND subject_id = %s AND kind = 'semantic'
+            WHERE namespace_id = %s AND subject_id = %s AND kind = %s
               AND status = 'active' AND valid_to IS NULL AND embedding IS NOT NULL
             ORDER BY embedding <=> %s::vector LIMIT 5
             """,
@@ -548,40 +621,42 @@ def _consolidate_one(
                 str(list(map(float, vector))),
                 namespace.pk,
                 subject.pk,
+                candidate.kind,
                 str(list(map(float, vector))),
             ],
         )
         near = cursor.fetchall()
-    for memory_id, similarity, token_index, _ in near:
+    for memory_id, similarity, token_index, near_slot in near:
         overlap = _token_overlap(tokens, token_index)
-        if similarity >= SAME_COSINE or (
-            similarity >= DUPLICATE_COSINE and overlap >= DUPLICATE_OVERLAP
+        if not (
+            similarity >= SAME_COSINE
+            or (similarity >= DUPLICATE_COSINE and overlap >= DUPLICATE_OVERLAP)
         ):
-            existing = set(token_index)
-            if set(tokens) <= existing:
-                log(
-                    Decision.NOOP,
-                    "near-duplicate of a current fact",
-                    memory_id,
-                    memory_id,
-                    similarity,
-                )
-                return
-            # The new statement says more: the existing memory takes it as a new version.
-            memory = current.get(pk=memory_id)
-            memory_update(
-                actor=actor,
-                memory=memory,
-                content=candidate.content,
-                reason="merged a more detailed restatement",
-                keys=keys,
-                confidence=max(memory.confidence, candidate.confidence),
-                importance=max(memory.importance, candidate.importance),
-            )
-            memory_ids.append(str(memory_id))
-            log(Decision.MERGE, "restated with more detail", memory_id, memory_id, similarity)
+            continue
+        if (slot or near_slot) and slot != (near_slot or ""):
+            continue  # about different things ("home city" vs "work city"), however alike
+        if set(tokens) <= set(token_index):
+            log(Decision.NOOP, "near-duplicate of a current fact", memory_id, memory_id, similarity)
             return
+        if slot:
+            break  # a new value for the same slot ("12 Baker St" -> "14 Baker St"): supersede
+        # The new statement says more: the existing memory takes it as a new version.
+        memory = current.get(pk=memory_id)
+        memory_update(
+            actor=actor,
+            memory=memory,
+            content=candidate.content,
+            reason="merged a more detailed restatement",
+            keys=keys,
+            confidence=max(memory.confidence, candidate.confidence),
+            importance=max(memory.importance, candidate.importance),
+        )
+        memory_ids.append(str(memory_id))
+        log(Decision.MERGE, "restated with more detail", memory_id, memory_id, similarity)
+        return
     for other in pending:  # facts of this same batch, not stored yet
+        if (slot or other.slot) and slot != other.slot:
+            continue
         similarity = float(vector @ other.vector)
         overlap = _token_overlap(tokens, other.tokens)
         if (
@@ -604,7 +679,7 @@ def _consolidate_one(
                 id=uuid.uuid4(),
                 content=candidate.content,
                 subject_external_id=subject.external_id,
-                kind=Kind.SEMANTIC,
+                kind=candidate.kind,
                 importance=candidate.importance,
                 confidence=candidate.confidence,
                 tags=tags,
@@ -675,9 +750,10 @@ def _store_pending(
 
 @dataclass(frozen=True)
 class DocumentOutcome:
-    document_id: uuid.UUID
-    memories: list[Memory]
+    document_id: str
+    memory_ids: list[str]
     tokens: list[int]
+    replayed: bool = False
 
 
 def document_ingest(
@@ -691,6 +767,8 @@ def document_ingest(
     tags: list[str] | None = None,
     chunk_tokens: int | None = None,
     overlap_tokens: int | None = None,
+    idempotency_key: str = "",
+    request_hash: str = "",
 ) -> DocumentOutcome:
     """Split a long text into chunks (paragraphs, then sentences; `chunk_tokens` tokens of
     the configured encoding, `overlap_tokens` carried over) and store each as a semantic
@@ -745,6 +823,53 @@ def document_ingest(
         )
         for chunk in chunks
     ]
+    if idempotency_key:
+        replay = _replayed(namespace, actor, idempotency_key, request_hash, kind=DOCUMENT)
+        if replay is not None:
+            return DocumentOutcome(
+                replay.result["document"], replay.result["memories"], replay.result["tokens"], True
+            )
+    try:
+        with transaction.atomic():
+            outcome = _store_document(
+                actor, namespace, items, document_id, size, size_bytes, chunks
+            )
+            if idempotency_key:
+                Job.objects.create(
+                    namespace=namespace,
+                    subject_id=None,
+                    kind=DOCUMENT,
+                    status=JobStatus.SUCCEEDED,
+                    idempotency_key=idempotency_key,
+                    actor_id=actor.id[:64],
+                    request_hash=request_hash,
+                    result={
+                        "document": outcome.document_id,
+                        "memories": outcome.memory_ids,
+                        "tokens": outcome.tokens,
+                    },
+                )
+    except IntegrityError:
+        if not idempotency_key:
+            raise
+        replay = _replayed(namespace, actor, idempotency_key, request_hash, kind=DOCUMENT)
+        if replay is None:
+            raise
+        return DocumentOutcome(
+            replay.result["document"], replay.result["memories"], replay.result["tokens"], True
+        )
+    return outcome
+
+
+def _store_document(
+    actor: Actor,
+    namespace: Namespace,
+    items: list[NewMemory],
+    document_id: uuid.UUID,
+    size: int,
+    size_bytes: int,
+    chunks: list[chunking.Chunk],
+) -> DocumentOutcome:
     with transaction.atomic():
         memories = memories_create_bulk(actor=actor, namespace=namespace, items=items)
         audit_record(
@@ -756,4 +881,6 @@ def document_ingest(
             object_id=str(document_id),
             details={"chunks": len(chunks), "bytes": size_bytes, "chunk_tokens": size},
         )
-    return DocumentOutcome(document_id, memories, [c.tokens for c in chunks])
+    return DocumentOutcome(
+        str(document_id), [str(m.id) for m in memories], [c.tokens for c in chunks]
+    )

@@ -178,6 +178,7 @@ def summarize_old_episodes(
         )
         .filter(Q(occurred_at__lt=cutoff) | Q(occurred_at__isnull=True, created_at__lt=cutoff))
         .exclude(tags__contains=[SUMMARY_TAG])
+        .filter(expires_at__isnull=True)  # those go at their expiry, not into a summary
         .select_related("subject")
         .order_by("subject_id", "session_key", "position", "created_at")
     )

@@ -46,6 +46,11 @@ class LlmOutputError(Exception):
     """The endpoint answered, but not with the expected JSON (the answer is not stored)."""
 
 
+class LlmRefused(Exception):
+    """The endpoint refused the request (4xx: a bad key, a model it lacks, a request too
+    long): retrying the same request cannot help."""
+
+
 @dataclass(frozen=True)
 class LlmClient:
     base_url: str
@@ -82,11 +87,14 @@ class LlmClient:
         if response.status_code == 429 or response.status_code >= 500:
             raise LlmUnavailable(f"the endpoint answered HTTP {response.status_code}")
         if response.status_code != 200:
-            raise LlmOutputError(f"the endpoint answered HTTP {response.status_code}")
+            raise LlmRefused(f"the endpoint refused the request: HTTP {response.status_code}")
         try:
-            return str(response.json()["choices"][0]["message"]["content"])
+            content = response.json()["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise LlmOutputError("the answer is not a chat completion") from None
+        if not isinstance(content, str):
+            raise LlmOutputError("the answer has no text content")
+        return content
 
 
 def _number(value: Any, name: str) -> float:

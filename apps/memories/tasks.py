@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 from celery import shared_task
 from django.db import OperationalError, connection
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name="memories.vacuum_data_keys")
@@ -25,13 +28,14 @@ def ingest_attempt(job_id: str, retries: int) -> float | None:
     the job is finished (succeeded, or failed with its reason).
 
     An LLM endpoint that is down, slow or answers garbage is retried MEMORYHUB_JOB_RETRIES
-    times with exponential backoff; then the job fails, its turns staying stored. Any other
-    error fails the job at once, with its type and message (which never carry content).
+    times with exponential backoff; then the job fails, its turns staying stored. A refusal
+    (4xx) or any other error fails the job at once; for an unexpected error only its type is
+    kept (a database error's text can quote row values).
     """
     from django.conf import settings
 
     from apps.memories.ingestion import ingest_job_run, job_fail
-    from apps.memories.llm import LlmOutputError, LlmUnavailable
+    from apps.memories.llm import LlmOutputError, LlmRefused, LlmUnavailable
 
     try:
         ingest_job_run(job_id=job_id)
@@ -45,8 +49,11 @@ def ingest_attempt(job_id: str, retries: int) -> float | None:
             f"{retries + 1} attempts: {error}",
             rejected=invalid,
         )
-    except Exception as error:  # a bug: not retried, recorded on the job
-        job_fail(job_id=job_id, reason=f"{type(error).__name__}: {error}"[:500])
+    except LlmRefused as error:  # the same request would be refused again
+        job_fail(job_id=job_id, reason=str(error))
+    except Exception as error:  # a bug: not retried; its message may quote data, so not kept
+        logger.error("Ingest job %s failed: %s", job_id, type(error).__name__)
+        job_fail(job_id=job_id, reason=f"internal error ({type(error).__name__})")
     return None
 
 
@@ -66,6 +73,14 @@ def run_ingest_job_inline(job_id: str) -> None:
     while (delay := ingest_attempt(job_id, retries)) is not None:
         time.sleep(delay)
         retries += 1
+
+
+@shared_task(name="memories.requeue_stale_jobs")
+def requeue_stale_jobs() -> int:
+    """Queue again the ingest jobs whose enqueue was lost (on beat)."""
+    from apps.memories.ingestion import requeue_stale_jobs as requeue
+
+    return requeue()
 
 
 @shared_task(

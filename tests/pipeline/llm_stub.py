@@ -1,5 +1,6 @@
 """A small OpenAI-compatible chat-completions server on loopback, for tests (never a real
-endpoint). `mode` decides each answer: ok (the JSON in `reply`), garbage, down (503), slow."""
+endpoint). `mode` decides each answer: ok (the JSON in `reply`), garbage, down (503), refuse (401),
+slow."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ class StubLlm:
                     return self._send(404, {"error": "not found"})
                 if stub.mode == "down":
                     return self._send(503, {"error": "overloaded"})
+                if stub.mode == "refuse":
+                    return self._send(401, {"error": "bad key"})
                 if stub.mode == "slow":
                     time.sleep(1.5)
                 content = (

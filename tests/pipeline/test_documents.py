@@ -117,3 +117,23 @@ def test_documents_follow_the_pii_policy_and_scope(acme: Tenant, globex: Tenant)
     assert open_memory(KeyCache(), memory) == "Support line: [PHONE]."
     foreign = globex.client.post(acme.url("documents"), {"text": "hello"}, format="json")
     assert foreign.status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_retried_document_with_the_same_idempotency_key_stores_nothing_twice(
+    acme: Tenant,
+) -> None:
+    body = {"text": TEXT, "chunk_tokens": 30, "overlap_tokens": 15}
+    headers = {"HTTP_IDEMPOTENCY_KEY": "doc-1"}
+    first = acme.client.post(acme.url("documents"), body, format="json", **headers)
+    count = Memory.objects.count()
+    again = acme.client.post(acme.url("documents"), body, format="json", **headers)
+    assert again.status_code == 201
+    assert again.json() == first.json()
+    assert again["Idempotent-Replayed"] == "true"
+    assert Memory.objects.count() == count
+    other = acme.client.post(
+        acme.url("documents"), {"text": "another text"}, format="json", **headers
+    )
+    assert other.status_code == 409
+    assert Memory.objects.count() == count

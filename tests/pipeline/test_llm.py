@@ -135,3 +135,13 @@ def test_valid_llm_output_maps_turn_indexes_to_positions() -> None:
     (candidate,) = parse_memories(json.dumps(GOOD), TURNS)
     assert candidate.position == 4
     assert candidate.slot == "home city"
+
+
+@pytest.mark.django_db
+def test_a_refusing_endpoint_is_not_retried(acme: Tenant, llm: StubLlm) -> None:
+    llm.mode = "refuse"
+    job = ingest(acme).json()
+    assert job["status"] == "failed"
+    assert job["error"] == "the endpoint refused the request: HTTP 401"
+    assert len(llm.requests) == 1
+    assert Message.objects.count() == 3

@@ -338,3 +338,71 @@ def test_the_export_holds_the_sessions_turns_and_summary_and_matches_its_schema(
     assert acme.client.post(acme.url("subjects/u1/erase")).status_code == 200
     assert not Message.objects.exists()
     assert not Session.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_new_value_for_a_slot_supersedes_even_when_the_sentences_are_alike(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    for said in (
+        "My address is 12 Baker Street, London.",
+        "My address is 14 Baker Street, London.",
+    ):
+        body = {"subject": "u1", "session": "s1", "messages": turns(("user", said))}
+        post(acme, body, capture=django_capture_on_commit_callbacks)
+    assert texts("u1", kind="semantic", valid_to__isnull=True) == [
+        "The user's address is 14 Baker Street, London"
+    ]
+    assert texts("u1", kind="semantic", valid_to__isnull=False) == [
+        "The user's address is 12 Baker Street, London"
+    ]
+    assert not ConsolidationLog.objects.filter(decision="merge").exists()
+
+
+@pytest.mark.django_db
+def test_a_message_name_follows_the_pii_policy(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    Namespace.objects.filter(pk=acme.namespace.pk).update(pii_policy="redact")
+    message = {"role": "user", "content": "I live in Lyon.", "name": "jane@example.com"}
+    body = {"subject": "u1", "session": "s1", "messages": [message]}
+    assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    assert Message.objects.get().name == "[EMAIL]"
+    Namespace.objects.filter(pk=acme.namespace.pk).update(pii_policy="reject")
+    refused = post(acme, body, capture=django_capture_on_commit_callbacks)
+    assert refused.status_code == 422
+    assert "jane" not in refused.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_pause_after_the_request_still_holds_when_the_job_runs(acme: Tenant, settings) -> None:
+    from apps.audit.actors import Actor
+    from apps.memories.ingestion import IncomingMessage, ingest_job_run, messages_ingest
+    from apps.memories.services import subject_set_paused
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # queued for after commit, which never comes here
+    job, _ = messages_ingest(
+        actor=Actor.system("t"),
+        namespace=acme.namespace,
+        subject_external_id="u1",
+        session_external_id="s1",
+        messages=[IncomingMessage(role="user", content="I live in Lyon.")],
+    )
+    assert job.status == "queued"
+    subject_set_paused(actor=Actor.system("t"), subject=job.subject, paused=True)
+    done = ingest_job_run(job_id=str(job.id))
+    assert done.status == "succeeded"
+    assert done.result["skipped"] == "paused"
+    assert Memory.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_reading_a_job_needs_a_memories_permission(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    body = {"subject": "u1", "session": "s1", "messages": turns(("user", "I live in Lyon."))}
+    job_id = post(acme, body, capture=django_capture_on_commit_callbacks).json()["id"]
+    context_only = api_client(make_api_key([acme.namespace], ["context"]))
+    assert context_only.get(f"/api/v1/jobs/{job_id}").status_code == 403
+    writer = api_client(make_api_key([acme.namespace], ["memories:write"]))
+    assert writer.get(f"/api/v1/jobs/{job_id}").status_code == 200

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,6 +18,8 @@ from rest_framework.views import APIView
 
 from apps.accounts.api.authentication import ApiKeyAuthentication, ApiKeyRateThrottle
 from apps.accounts.models import Permission
+from apps.audit.actors import Actor
+from apps.audit.services import audit_denied
 from apps.memories import ingestion, selectors, services
 from apps.memories.api.serializers import (
     DocumentIngestResultSerializer,
@@ -215,19 +218,30 @@ class RecallView(NamespacedAPIView):
         )
 
 
+IDEMPOTENCY_PARAMETER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    description="A retry with the same key and body stores nothing twice.",
+)
+
+
+def idempotency_key(request: Request) -> str:
+    key = request.headers.get("Idempotency-Key", "").strip()
+    if len(key) > 255:
+        raise ApplicationError(
+            "The Idempotency-Key is longer than 255 characters.",
+            details={"Idempotency-Key": ["too long"]},
+        )
+    return key
+
+
 class MessagesView(NamespacedAPIView):
     required_permissions = {"POST": WRITE}
 
     @extend_schema(
         request=MessagesIngestSerializer,
-        parameters=[
-            OpenApiParameter(
-                "Idempotency-Key",
-                str,
-                OpenApiParameter.HEADER,
-                description="A retry with the same key and body stores nothing twice.",
-            )
-        ],
+        parameters=[IDEMPOTENCY_PARAMETER],
         responses={
             201: JobSerializer,
             202: JobSerializer,
@@ -241,12 +255,7 @@ class MessagesView(NamespacedAPIView):
         serializer = MessagesIngestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        key = request.headers.get("Idempotency-Key", "").strip()
-        if len(key) > 255:
-            raise ApplicationError(
-                "The Idempotency-Key is longer than 255 characters.",
-                details={"Idempotency-Key": ["too long"]},
-            )
+        key = idempotency_key(request)
         job, replayed = ingestion.messages_ingest(
             actor=self.actor,
             namespace=self.namespace,
@@ -263,7 +272,7 @@ class MessagesView(NamespacedAPIView):
             ],
             extract=data["extract"],
             idempotency_key=key,
-            request_hash=ingestion.request_fingerprint(request.data),
+            request_hash=ingestion.request_fingerprint(self.namespace, request.data),
         )
         done = job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)
         response = Response(
@@ -276,15 +285,24 @@ class MessagesView(NamespacedAPIView):
 
 
 class JobDetailView(APIView):
-    """A job of any namespace the key can reach; any other id is a 404."""
+    """A job of any namespace the key can reach (any other id is a 404), for a key that may
+    read or write memories (403 otherwise, audited)."""
 
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [IsAuthenticated]
     throttle_classes = [ApiKeyRateThrottle]
 
-    @extend_schema(responses={200: JobSerializer, **error_responses(401, 404, 429)})
+    @extend_schema(responses={200: JobSerializer, **error_responses(401, 403, 404, 429)})
     def get(self, request: Request, job_id: str) -> Response:
         job = selectors.job_for_api_key(api_key=request.auth, job_id=job_id)
+        if not (request.auth.has_permission(READ) or request.auth.has_permission(WRITE)):
+            audit_denied(
+                actor=Actor.for_api_key(request.auth, request),
+                action="api.JobDetailView.get",
+                namespace=job.namespace,
+                reason=f"missing_permission:{READ}",
+            )
+            raise PermissionDenied(f"This API key lacks the '{READ}' permission.")
         return Response(JobSerializer(job).data)
 
 
@@ -293,6 +311,7 @@ class DocumentsView(NamespacedAPIView):
 
     @extend_schema(
         request=DocumentIngestSerializer,
+        parameters=[IDEMPOTENCY_PARAMETER],
         responses={
             201: DocumentIngestResultSerializer,
             **error_responses(400, 401, 403, 404, 413, 422, 429),
@@ -312,11 +331,18 @@ class DocumentsView(NamespacedAPIView):
             tags=data["tags"],
             chunk_tokens=data.get("chunk_tokens"),
             overlap_tokens=data.get("overlap_tokens"),
+            idempotency_key=idempotency_key(request),
+            request_hash=ingestion.request_fingerprint(self.namespace, request.data),
         )
         body = {
             "document": outcome.document_id,
-            "chunks": len(outcome.memories),
-            "memories": [m.id for m in outcome.memories],
+            "chunks": len(outcome.memory_ids),
+            "memories": outcome.memory_ids,
             "tokens": outcome.tokens,
         }
-        return Response(DocumentIngestResultSerializer(body).data, status=status.HTTP_201_CREATED)
+        response = Response(
+            DocumentIngestResultSerializer(body).data, status=status.HTTP_201_CREATED
+        )
+        if outcome.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response

@@ -1,0 +1,259 @@
+"""Context assembly for an app's next model call: recall, the session's turns and summary,
+and the namespace's instructions, packed into the model's exact token budget."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from apps.audit.actors import Actor
+from apps.context import assembly
+from apps.context.tokenizers import ModelInfo, model_table, tokenizer_for
+from apps.memories.encryption import KeyCache, open_memory, open_row
+from apps.memories.models import Kind, Memory, Role, Session, Status, Subject
+from apps.memories.recall import recall_log_create, recall_memories
+from apps.namespaces.models import Namespace
+from memoryhub.exceptions import ApplicationError
+
+STRATEGIES = ("buffer", "window", "summary", "summary_buffer")
+MAX_PROCEDURAL = 50
+
+
+@dataclass
+class ContextRequest:
+    query: str
+    subject: str | None = None
+    session: str | None = None
+    model: str = ""
+    max_context_tokens: int | None = None
+    reserve_tokens: int = 1024
+    strategy: str = "summary_buffer"
+    system_prompt: str = ""
+    recall_k: int = 20
+    window: int = 10
+    buffer_tokens: int = 2000
+    placement: str = "edges"
+    sections: dict[str, dict[str, int | None]] = field(default_factory=dict)
+
+
+def model_info(name: str) -> ModelInfo:
+    table = model_table()
+    if name not in table:
+        raise ApplicationError(
+            f"Unknown model {name!r}.",
+            code="unknown_model",
+            details={"model": [f"known models: {', '.join(sorted(table))}"]},
+        )
+    return table[name]
+
+
+def context_assemble(
+    *, actor: Actor, namespace: Namespace, request: ContextRequest
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    model = model_info(request.model or settings.MEMORYHUB_DEFAULT_MODEL)
+    if request.strategy not in STRATEGIES:
+        raise ApplicationError(
+            "Unknown strategy.", details={"strategy": [f"one of {', '.join(STRATEGIES)}"]}
+        )
+    window = request.max_context_tokens or model.context_window
+    if window > model.context_window:
+        raise ApplicationError(
+            f"max_context_tokens is larger than {model.name}'s window of {model.context_window}.",
+            details={"max_context_tokens": [f"at most {model.context_window}"]},
+        )
+    budget = window - request.reserve_tokens
+    if budget <= 0:
+        raise ApplicationError(
+            "The reserve leaves no room for a prompt.",
+            code="budget_too_small",
+            status_code=422,
+            details={
+                "budget": {"max_context_tokens": window, "reserve_tokens": request.reserve_tokens}
+            },
+        )
+    tokenizer = tokenizer_for(model.tokenizer)
+    exact = model.exact and tokenizer.exact
+    keys = KeyCache()
+    subject = (
+        Subject.objects.filter(namespace=namespace, external_id=request.subject).first()
+        if request.subject is not None
+        else None
+    )
+
+    # Recall: the subject's memories and the namespace's shared ones, in one search.
+    mark = time.perf_counter()
+    outcome = recall_memories(
+        actor=actor,
+        namespace=namespace,
+        subject_external_id=request.subject,
+        query=request.query,
+        k=request.recall_k,
+        include_shared=True,
+        log=False,
+    )
+    candidates: dict[str, list[assembly.Item]] = {name: [] for name in assembly.DEFAULT_PRIORITIES}
+    memories_by_id: dict[str, Memory] = {}
+    for hit in outcome.hits:
+        if hit.memory.kind == Kind.PROCEDURAL:
+            continue  # instructions come whole, below
+        section = assembly.SHARED if hit.memory.subject_id is None else assembly.MEMORIES
+        key = str(hit.memory.id)
+        memories_by_id[key] = hit.memory
+        candidates[section].append(
+            assembly.Item(
+                key,
+                open_memory(keys, hit.memory),
+                hit.score,
+                details={"components": hit.components},
+            )
+        )
+    for memory in _procedural(namespace, subject):
+        key = str(memory.id)
+        memories_by_id[key] = memory
+        candidates[assembly.PROCEDURAL].append(
+            assembly.Item(key, open_memory(keys, memory), memory.importance)
+        )
+    recall_ms = (time.perf_counter() - mark) * 1000
+
+    # The conversation, by strategy.
+    mark = time.perf_counter()
+    excluded: list[assembly.Dropped] = []
+    session = (
+        Session.objects.filter(subject=subject, external_id=request.session).first()
+        if subject is not None and request.session
+        else None
+    )
+    specs = {
+        name: assembly.SectionSpec(priority)
+        for name, priority in assembly.DEFAULT_PRIORITIES.items()
+    }
+    if session is not None:
+        turns = [
+            assembly.Item(
+                str(m.position), open_row(keys, m, namespace.pk, subject.pk), 0.0, role=m.role
+            )
+            for m in session.messages.filter(role__in=[Role.USER, Role.ASSISTANT]).order_by(
+                "position"
+            )
+        ]
+        summary = session.summaries.order_by("-version").first()
+        if request.strategy in ("summary", "summary_buffer") and summary is not None:
+            text = open_row(keys, summary, namespace.pk, subject.pk)
+            candidates[assembly.SUMMARY] = [assembly.Item("summary", text, 1.0)]
+        if request.strategy == "window":
+            keep = turns[-request.window :] if request.window > 0 else []
+            excluded += [
+                assembly.Dropped(assembly.TURNS, t.key, 0, "window") for t in turns if t not in keep
+            ]
+            turns = keep
+        elif request.strategy == "summary":
+            excluded += [assembly.Dropped(assembly.TURNS, t.key, 0, "strategy") for t in turns]
+            turns = []
+        elif request.strategy == "summary_buffer":
+            specs[assembly.TURNS].max_tokens = request.buffer_tokens
+        candidates[assembly.TURNS] = turns
+    for name, override in request.sections.items():
+        if name not in specs:
+            raise ApplicationError(
+                "Unknown section.", details={"sections": [f"{name!r} is not a section"]}
+            )
+        if override.get("priority") is not None:
+            specs[name].priority = int(override["priority"])
+        if "max_tokens" in override:
+            cap = override["max_tokens"]
+            specs[name].max_tokens = None if cap is None else int(cap)
+
+    try:
+        result = assembly.assemble(
+            system_prompt=request.system_prompt,
+            query=request.query,
+            candidates=candidates,
+            budget=budget,
+            tokenizer=tokenizer,
+            specs=specs,
+            placement=request.placement,
+            excluded=excluded,
+        )
+    except assembly.BudgetTooSmall as error:
+        raise ApplicationError(
+            f"The budget of {error.budget} tokens cannot hold the system prompt and the query "
+            f"({error.required} tokens).",
+            code="budget_too_small",
+            status_code=422,
+            details={"budget": {"required_tokens": error.required, "budget_tokens": error.budget}},
+        ) from None
+    assembly_ms = (time.perf_counter() - mark) * 1000
+
+    served = [
+        memories_by_id[item.key].id
+        for section in result.sections
+        if section.name in (assembly.PROCEDURAL, assembly.MEMORIES, assembly.SHARED)
+        for item in section.items
+    ]
+    log = recall_log_create(
+        actor=actor, namespace=namespace, subject=subject, memory_ids=served, purpose="context"
+    )
+    return {
+        "messages": result.messages,
+        "sections": [
+            {
+                "name": section.name,
+                "tokens": section.tokens,
+                "items": [
+                    {
+                        "id": item.key,
+                        "tokens": tokens,
+                        **({"role": item.role} if item.role else {}),
+                        **item.details,
+                    }
+                    | (
+                        {"score": round(item.value, 6)}
+                        if section.name in (assembly.MEMORIES, assembly.SHARED)
+                        else {}
+                    )
+                    for item, tokens in zip(section.items, section.item_tokens, strict=True)
+                ],
+            }
+            for section in result.sections
+        ],
+        "total_tokens": result.total_tokens,
+        "budget_tokens": result.budget_tokens,
+        "tokenizer": tokenizer.name,
+        "exact": exact,
+        "model": model.name,
+        "strategy": request.strategy,
+        "dropped": [
+            {"section": d.section, "id": d.key, "tokens": d.tokens, "reason": d.reason}
+            for d in result.dropped
+        ],
+        "cost_usd": round(result.total_tokens * model.input_usd_per_mtok / 1_000_000, 8),
+        "recall_id": str(log.id),
+        "timings_ms": {
+            "recall": round(recall_ms, 2),
+            "assembly": round(assembly_ms, 2),
+            "total": round((time.perf_counter() - started) * 1000, 2),
+        },
+    }
+
+
+def _procedural(namespace: Namespace, subject: Subject | None) -> list[Memory]:
+    """Instructions that apply: the subject's procedural memories and the shared ones."""
+    owners = Memory.objects.filter(
+        namespace=namespace, kind=Kind.PROCEDURAL, status=Status.ACTIVE, valid_to__isnull=True
+    )
+    if subject is not None:
+        owners = owners.filter(subject__in=[subject]) | owners.filter(subject__isnull=True)
+    else:
+        owners = owners.filter(subject__isnull=True)
+    memories = list(
+        owners.defer("embedding", "context_embedding").order_by("-importance", "created_at")[
+            :MAX_PROCEDURAL
+        ]
+    )
+    for memory in memories:
+        memory.namespace = namespace
+    return memories
