@@ -44,9 +44,36 @@ def openai_encoding(name: str) -> bpe_openai.Encoding:
     return bpe_openai.get_encoding(name)
 
 
+PIECE_CHARS = 100_000  # bpe-openai refuses inputs of more than 200k tokens in one call
+
+
 def count_tokens(text: str, encoding: str = "cl100k_base") -> int:
-    """Exact number of tokens of `text` in an OpenAI encoding (special tokens as text)."""
-    return len(openai_encoding(encoding).encode_ordinary(text))
+    """Exact number of tokens of `text` in an OpenAI encoding (special tokens as text).
+
+    Long texts are counted in pieces cut where the encodings' pre-tokenizer cuts anyway
+    (after a newline that a non-space follows, or before a space that a letter follows, with
+    no space before it), so the sum is the count of the whole."""
+    encoder = openai_encoding(encoding)
+    total, start = 0, 0
+    while len(text) - start > PIECE_CHARS:
+        cut = _cut_point(text, start + PIECE_CHARS // 2, start + PIECE_CHARS)
+        total += len(encoder.encode_ordinary(text[start:cut]))
+        start = cut
+    return total + len(encoder.encode_ordinary(text[start:]))
+
+
+def _cut_point(text: str, low: int, high: int) -> int:
+    newline = text.rfind("\n", low, high)
+    while newline != -1:
+        if newline + 1 < len(text) and not text[newline + 1].isspace():
+            return newline + 1
+        newline = text.rfind("\n", low, newline)
+    space = text.rfind(" ", low, high)
+    while space != -1:
+        if text[space + 1 : space + 2].isalpha() and not text[space - 1].isspace():
+            return space
+        space = text.rfind(" ", low, space)
+    return high  # no safe cut (one 50k-character word): the count may differ by a token
 
 
 @dataclass(frozen=True)
@@ -77,7 +104,10 @@ class HuggingFaceTokenizer:
 def _hf_tokenizer(path: str) -> Any:
     from tokenizers import Tokenizer as HfTokenizer
 
-    return HfTokenizer.from_file(path)
+    tokenizer = HfTokenizer.from_file(path)
+    tokenizer.no_truncation()  # a file may set the model's input limit: counting needs all
+    tokenizer.no_padding()
+    return tokenizer
 
 
 @dataclass(frozen=True)

@@ -85,8 +85,12 @@ def test_a_hugging_face_tokenizer_json_counts_exactly() -> None:
     assert isinstance(ours, HuggingFaceTokenizer)
     assert ours.exact
     direct = Tokenizer.from_file(path)
+    direct.no_truncation()  # this file truncates and pads to the model's 128-token input
+    direct.no_padding()
     for text in CORPUS:
         assert ours.count(text) == len(direct.encode(text, add_special_tokens=False).ids)
+    long = " ".join(CORPUS * 10)
+    assert ours.count(long) == len(direct.encode(long, add_special_tokens=False).ids) > 128
 
 
 def test_estimates_are_labelled_and_a_missing_file_falls_back_to_one() -> None:
@@ -105,3 +109,10 @@ def test_chat_messages_cost_their_framing_as_openai_counts_it() -> None:
         3 + tokenizer.count(m["role"]) + tokenizer.count(m["content"]) for m in messages
     )
     assert message_tokens(messages, tokenizer) == expected
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+@pytest.mark.parametrize("joiner", ["\n", " "])
+def test_a_text_too_long_for_one_call_is_counted_exactly_in_pieces(name: str, joiner: str) -> None:
+    text = joiner.join(CORPUS * 6000)  # ~1.2 M characters, more than 200k tokens
+    assert count_tokens(text, name) == len(reference(name).encode_ordinary(text))
