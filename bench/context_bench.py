@@ -5,9 +5,9 @@
 Assembly: `assembly.assemble` over `--candidates` recalled memories (40-90 words each: more
 than the budget holds) plus 20 conversation turns, a summary, 5 instructions and 10 shared
 memories, into a `--budget` token budget with o200k_base (exact counting, including the
-final recount), repeated `--runs` times; prints p50/p95 against the goal of p95 <= 5 ms. Retrieval is not included:
-the candidates are given. Token counting: MB/s of each tokenizer over ~1 MB of mixed
-English, French, Chinese, Japanese, Russian and code.
+final recount), repeated `--runs` times; prints p50/p95 against the goal of p95 <= 5 ms.
+Retrieval is not included: the candidates are given. Token counting: MB/s of each tokenizer
+over ~1 MB of mixed English, French, Chinese, Japanese, Russian and code.
 """
 
 from __future__ import annotations
