@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: install run test lint
+.PHONY: install run test lint browser
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "MemoryHub needs Python 3.11 or newer, found " + sys.version.split()[0])'
@@ -25,8 +25,16 @@ run: install
 	$(BIN)/python manage.py ensure_admin
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
-test: install
+test: install browser
 	$(BIN)/python -m pytest
+
+# The browser tests drive Debian's Chromium (Playwright cannot download its own here).
+# As root it is installed when missing; otherwise those tests skip, saying why.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "Installing Chromium for the browser tests (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
 
 lint: install
 	$(BIN)/ruff check .

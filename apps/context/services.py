@@ -51,8 +51,16 @@ def model_info(name: str) -> ModelInfo:
 
 
 def context_assemble(
-    *, actor: Actor, namespace: Namespace, request: ContextRequest
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    request: ContextRequest,
+    purpose: str = "context",
+    include_text: bool = False,
 ) -> dict[str, Any]:
+    """The assembled prompt and its accounting (see the API). `include_text` adds each kept
+    or dropped item's text (the playground shows it; the API's messages already hold it).
+    The served memories are written to the recall log under `purpose`."""
     started = time.perf_counter()
     model = model_info(request.model or settings.MEMORYHUB_DEFAULT_MODEL)
     if request.strategy not in STRATEGIES:
@@ -122,6 +130,7 @@ def context_assemble(
     # The conversation, by strategy.
     mark = time.perf_counter()
     excluded: list[assembly.Dropped] = []
+    turn_texts: dict[tuple[str, str], str] = {}
     session = (
         Session.objects.filter(subject=subject, external_id=request.session).first()
         if subject is not None and request.session
@@ -140,6 +149,7 @@ def context_assemble(
                 "position"
             )
         ]
+        turn_texts = {(assembly.TURNS, t.key): t.text for t in turns}
         summary = session.summaries.order_by("-version").first()
         if request.strategy in ("summary", "summary_buffer") and summary is not None:
             text = open_row(keys, summary, namespace.pk, subject.pk)
@@ -195,8 +205,11 @@ def context_assemble(
         for item in section.items
     ]
     log = recall_log_create(
-        actor=actor, namespace=namespace, subject=subject, memory_ids=served, purpose="context"
+        actor=actor, namespace=namespace, subject=subject, memory_ids=served, purpose=purpose
     )
+    texts = turn_texts | {
+        (name, item.key): item.text for name, group in candidates.items() for item in group
+    }
     return {
         "messages": result.messages,
         "sections": [
@@ -207,6 +220,7 @@ def context_assemble(
                     {
                         "id": item.key,
                         "tokens": tokens,
+                        **({"text": item.text} if include_text else {}),
                         **({"role": item.role} if item.role else {}),
                         **item.details,
                     }
@@ -228,6 +242,7 @@ def context_assemble(
         "strategy": request.strategy,
         "dropped": [
             {"section": d.section, "id": d.key, "tokens": d.tokens, "reason": d.reason}
+            | ({"text": texts.get((d.section, d.key), "")} if include_text else {})
             for d in result.dropped
         ],
         "cost_usd": round(result.total_tokens * model.input_usd_per_mtok / 1_000_000, 8),

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from django import forms
+
+from apps.context.assembly import PLACEMENTS
+from apps.context.services import STRATEGIES
+from apps.context.tokenizers import model_table
+
+
+class PlaygroundForm(forms.Form):
+    """The playground's inputs; read from the query string, so a configuration is a link."""
+
+    namespace = forms.ChoiceField()
+    subject = forms.CharField(max_length=255, required=False)
+    session = forms.CharField(max_length=200, required=False)
+    query = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
+    model = forms.ChoiceField()
+    max_context_tokens = forms.IntegerField(min_value=1, required=False, label="Context window")
+    reserve_tokens = forms.IntegerField(min_value=0, initial=1024, label="Reserve for the answer")
+    strategy = forms.ChoiceField(choices=[(s, s) for s in STRATEGIES], initial="summary_buffer")
+    system_prompt = forms.CharField(
+        max_length=32_000, required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    k = forms.IntegerField(min_value=1, max_value=100, initial=20, label="Memories to recall")
+    window = forms.IntegerField(min_value=0, max_value=1000, initial=10, label="Window (turns)")
+    buffer_tokens = forms.IntegerField(min_value=0, initial=2000, label="Buffer (tokens)")
+    placement = forms.ChoiceField(choices=[(p, p) for p in PLACEMENTS], initial="edges")
+    compare = forms.BooleanField(required=False, label="Compare the four strategies")
+
+    def __init__(self, *args, namespaces: list[str], **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.fields["namespace"].choices = [(slug, slug) for slug in namespaces]
+        models = sorted(model_table())
+        self.fields["model"].choices = [(name, name) for name in models]
+        self.fields["model"].initial = "gpt-4o" if "gpt-4o" in models else models[0]

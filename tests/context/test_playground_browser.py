@@ -1,0 +1,120 @@
+"""The playground in headless Chromium (Debian's, driven by Playwright): log in, assemble,
+switch strategy, compare; and the same form without JavaScript."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from django.contrib.auth.models import User
+
+from apps.audit.actors import Actor
+from apps.memories.ingestion import IncomingMessage, messages_ingest
+from apps.memories.services import memory_create
+from apps.namespaces.services import namespace_create
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
+]  # fmt: skip
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    if not shutil.which(CHROMIUM):
+        reason = f"{CHROMIUM} is not installed (make test installs it when run as root)"
+        if os.environ.get("MEMORYHUB_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_BROWSER=1 forbids skipping.")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the ORM calls of the live
+    # server's setup happen before it starts, and the server answers in its own thread.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            yield chromium
+            chromium.close()
+    finally:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture
+def seeded(transactional_db: None) -> None:
+    User.objects.create_superuser("alice", "alice@example.com", "alice-password-1")
+    actor = Actor.system("tests")
+    namespace = namespace_create(actor=actor, slug="acme", name="Acme")
+    memory_create(actor=actor, namespace=namespace, subject_external_id="u1",
+                  content="The user is vegetarian and allergic to peanuts.")  # fmt: skip
+    messages_ingest(
+        actor=actor, namespace=namespace, subject_external_id="u1", session_external_id="s1",
+        messages=[IncomingMessage("user", "I am planning a dinner party for six friends."),
+                  IncomingMessage("assistant", "Fun! Any dietary needs?")],
+    )  # fmt: skip
+
+
+def log_in(page, base: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{base}/accounts/login/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "alice-password-1")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/")
+
+
+def fill(page) -> None:  # type: ignore[no-untyped-def]
+    page.select_option("#id_namespace", "acme")
+    page.fill("#id_subject", "u1")
+    page.fill("#id_session", "s1")
+    page.fill("#id_query", "What should I cook for the party?")
+    page.fill("#id_system_prompt", "You are a cooking assistant.")
+
+
+def test_log_in_assemble_switch_strategy_and_compare(seeded: None, live_server, browser) -> None:  # type: ignore[no-untyped-def]
+    page = browser.new_page()
+    log_in(page, live_server.url)
+    page.goto(f"{live_server.url}/playground/")
+    fill(page)
+    page.select_option("#id_strategy", "buffer")
+    page.click("button:has-text('Assemble')")
+    result = page.locator("#result")
+    result.get_by_text("Assembled prompt").wait_for()
+    assert "(buffer, gpt-4o)" in result.inner_text()
+    assert "The user is vegetarian and allergic to peanuts." in result.inner_text()
+    assert page.locator(".token-bar span").count() >= 3
+    # The configuration is in the address: the link is the saved, shareable configuration.
+    assert parse_qs(urlparse(page.url).query)["query"] == ["What should I cook for the party?"]
+
+    page.select_option("#id_strategy", "summary")
+    page.click("button:has-text('Assemble')")
+    page.locator("#result h2 small", has_text="summary").wait_for()
+    assert (
+        "I am planning a dinner party" not in page.locator("#result .sec-turns").all_inner_texts()
+    )
+
+    page.check("#id_compare")
+    page.click("button:has-text('Assemble')")
+    page.locator(".compare .strategy").first.wait_for()
+    strategies = page.locator(".compare .strategy h3").all_inner_texts()
+    assert strategies == ["buffer", "window", "summary", "summary_buffer"]
+
+    shared = browser.new_page()  # another session: the link alone reproduces the comparison
+    log_in(shared, live_server.url)
+    shared.goto(page.url)
+    assert shared.locator(".compare .strategy").count() == 4
+
+
+def test_the_form_works_without_javascript(seeded: None, live_server, browser) -> None:  # type: ignore[no-untyped-def]
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    log_in(page, live_server.url)
+    page.goto(f"{live_server.url}/playground/")
+    fill(page)
+    page.click("button:has-text('Assemble')")
+    page.wait_for_load_state()
+    assert "Assembled prompt" in page.locator("#result").inner_text()
+    context.close()
