@@ -46,6 +46,7 @@ class Item:
     text: str
     value: float  # higher is kept first
     role: str = ""  # turns: user | assistant
+    line_tokens: int | None = None  # tokens of "- " + text, when counted before (at write)
     details: dict[str, Any] = field(default_factory=dict)  # e.g. recall score components
 
 
@@ -215,6 +216,8 @@ def _item_cost(section: str, item: Item, tokenizer: Tokenizer) -> int:
         return TOKENS_PER_MESSAGE + tokenizer.count(item.role) + tokenizer.count(item.text)
     if section == SUMMARY:
         return tokenizer.count(item.text)
+    if item.line_tokens is not None:
+        return item.line_tokens + 1
     return tokenizer.count(f"- {item.text}") + 1  # the line and its newline
 
 

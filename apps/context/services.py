@@ -117,13 +117,19 @@ def context_assemble(
                 open_memory(keys, hit.memory),
                 hit.score,
                 details={"components": hit.components},
+                line_tokens=hit.memory.prompt_tokens.get(tokenizer.name),
             )
         )
     for memory in _procedural(namespace, subject):
         key = str(memory.id)
         memories_by_id[key] = memory
         candidates[assembly.PROCEDURAL].append(
-            assembly.Item(key, open_memory(keys, memory), memory.importance)
+            assembly.Item(
+                key,
+                open_memory(keys, memory),
+                memory.importance,
+                line_tokens=memory.prompt_tokens.get(tokenizer.name),
+            )
         )
     recall_ms = (time.perf_counter() - mark) * 1000
 

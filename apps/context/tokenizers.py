@@ -44,6 +44,11 @@ def openai_encoding(name: str) -> bpe_openai.Encoding:
     return bpe_openai.get_encoding(name)
 
 
+def prompt_line_tokens(content: str) -> dict[str, int]:
+    """Tokens of a memory's line in a prompt ("- " + content) in each OpenAI encoding."""
+    return {name: count_tokens(f"- {content}", name) for name in OPENAI_ENCODINGS}
+
+
 PIECE_CHARS = 100_000  # bpe-openai refuses inputs of more than 200k tokens in one call
 
 

@@ -121,6 +121,11 @@ class Memory(models.Model):
     # Keyed-hash tokens of the neighbouring turns (+-1 twice, +-2 once: weights 2:1), sorted,
     # and the neighbour-weighted embedding; derived from stored columns, refreshed on writes.
     context_index = ArrayField(models.IntegerField(), default=list, blank=True)
+    # Tokens of the memory's line in a prompt ("- " + content) per OpenAI encoding, counted at
+    # write time so assembly need not count them again. Like token_count, a length: no text.
+    prompt_tokens = models.JSONField(
+        default=dict, blank=True, db_default=models.Value({}, output_field=models.JSONField())
+    )
     context_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
 
     class Meta:

@@ -576,8 +576,11 @@ def _audit_memory(
 
 
 def _seal_and_index(keys: KeyCache, memory: Memory, content: str) -> None:
+    from apps.context.tokenizers import prompt_line_tokens
+
     seal_memory(keys, memory, content)
     index_memory(memory, content, keys.index_key(memory.namespace_id))
+    memory.prompt_tokens = prompt_line_tokens(content)
 
 
 def _store_version(

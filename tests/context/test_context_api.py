@@ -210,3 +210,20 @@ def test_context_is_scoped_and_needs_the_context_permission(
     assert (
         reader.post(conversation.url("context"), {"query": "x"}, format="json").status_code == 403
     )
+
+
+@pytest.mark.django_db
+def test_memory_token_counts_are_kept_from_write_time_and_used(conversation: Tenant) -> None:
+    from apps.context.tokenizers import count_tokens
+    from apps.memories.encryption import KeyCache, open_memory
+    from apps.memories.models import Memory
+
+    memory = Memory.objects.get(kind="procedural")
+    text = open_memory(KeyCache(), memory)
+    assert memory.prompt_tokens == {
+        name: count_tokens(f"- {text}", name) for name in ("o200k_base", "cl100k_base")
+    }
+    result = ask(conversation, strategy="buffer").json()
+    (item,) = section(result, "procedural")["items"]
+    assert item["tokens"] == memory.prompt_tokens["o200k_base"] + 1
+    assert result["total_tokens"] == message_tokens(result["messages"], tokenizer_for("o200k_base"))

@@ -314,7 +314,7 @@ class DocumentsView(NamespacedAPIView):
         parameters=[IDEMPOTENCY_PARAMETER],
         responses={
             201: DocumentIngestResultSerializer,
-            **error_responses(400, 401, 403, 404, 413, 422, 429),
+            **error_responses(400, 401, 403, 404, 409, 413, 422, 429),
         },
     )
     def post(self, request: Request, namespace: str) -> Response:
