@@ -105,11 +105,12 @@ def render(
     parts = [system_prompt.strip()] if system_prompt.strip() else []
     if kept.get(PROCEDURAL):
         parts.append(_block(PROCEDURAL, sorted(kept[PROCEDURAL], key=lambda i: -i.value)))
+    # The subject's memories open the block (its strongest first, and last), then shared ones.
     memory_blocks = []
-    if kept.get(SHARED):
-        memory_blocks.append(_block(SHARED, place(kept[SHARED], placement)))
     if kept.get(MEMORIES):
         memory_blocks.append(_block(MEMORIES, place(kept[MEMORIES], placement)))
+    if kept.get(SHARED):
+        memory_blocks.append(_block(SHARED, place(kept[SHARED], placement)))
     if memory_blocks:
         parts.append("\n".join([MEMORY_BLOCK_START, *memory_blocks, MEMORY_BLOCK_END]))
     if kept.get(SUMMARY):
@@ -157,7 +158,10 @@ def assemble(
             order = sorted(items, key=lambda i: -i.value)
         section_used = 0
         cap = specs[name].max_tokens
-        stopped = ""  # turns stay contiguous: once one is left out, so are all older ones
+        # Whole items, most valuable first: once one does not fit, every less valuable one of
+        # the section is dropped too (for turns: every older one), so a drop never keeps a
+        # weaker item in its place.
+        stopped = ""
         for item in order:
             tokens = _item_cost(name, item, tokenizer)
             if stopped:
@@ -174,11 +178,11 @@ def assemble(
                     extra += TOKENS_PER_MESSAGE + tokenizer.count("system")
             if cap is not None and section_used + tokens + extra > cap:
                 dropped.append(Dropped(name, item.key, tokens, "section_cap"))
-                stopped = "section_cap" if name == TURNS else ""
+                stopped = "section_cap"
                 continue
             if used + tokens + extra > budget:
                 dropped.append(Dropped(name, item.key, tokens, "budget"))
-                stopped = "budget" if name == TURNS else ""
+                stopped = "budget"
                 continue
             kept[name].append(item)
             cost[id(item)] = tokens
@@ -211,9 +215,14 @@ def assemble(
     return Assembly(messages, sections, total, budget, dropped)
 
 
+def turn_cost(item: Item, tokenizer: Tokenizer) -> int:
+    """Tokens a turn costs as a chat message of its own."""
+    return TOKENS_PER_MESSAGE + tokenizer.count(item.role) + tokenizer.count(item.text)
+
+
 def _item_cost(section: str, item: Item, tokenizer: Tokenizer) -> int:
     if section == TURNS:
-        return TOKENS_PER_MESSAGE + tokenizer.count(item.role) + tokenizer.count(item.text)
+        return turn_cost(item, tokenizer)
     if section == SUMMARY:
         return tokenizer.count(item.text)
     if item.line_tokens is not None:

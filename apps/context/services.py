@@ -3,23 +3,32 @@ and the namespace's instructions, packed into the model's exact token budget."""
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from apps.audit.actors import Actor
+from apps.audit.services import audit_record
 from apps.context import assembly
+from apps.context.models import PlaygroundConfig
 from apps.context.tokenizers import ModelInfo, model_table, tokenizer_for
-from apps.memories.encryption import KeyCache, open_memory, open_row
+from apps.memories.encryption import KeyCache, open_memory, open_row, seal_row
 from apps.memories.models import Kind, Memory, Role, Session, Status, Subject
 from apps.memories.recall import recall_log_create, recall_memories
 from apps.namespaces.models import Namespace
-from memoryhub.exceptions import ApplicationError
+from apps.namespaces.selectors import namespaces_for_user
+from memoryhub.exceptions import ApplicationError, NotFound
 
 STRATEGIES = ("buffer", "window", "summary", "summary_buffer")
 MAX_PROCEDURAL = 50
+MAX_TURNS = 1000
 
 
 @dataclass
@@ -147,31 +156,53 @@ def context_assemble(
         for name, priority in assembly.DEFAULT_PRIORITIES.items()
     }
     if session is not None:
+        # The newest MAX_TURNS turns at most: no strategy sends more, however long the session.
+        rows = list(
+            session.messages.filter(role__in=[Role.USER, Role.ASSISTANT]).order_by("-position")[
+                :MAX_TURNS
+            ]
+        )
         turns = [
             assembly.Item(
                 str(m.position), open_row(keys, m, namespace.pk, subject.pk), 0.0, role=m.role
             )
-            for m in session.messages.filter(role__in=[Role.USER, Role.ASSISTANT]).order_by(
-                "position"
-            )
+            for m in reversed(rows)
         ]
         turn_texts = {(assembly.TURNS, t.key): t.text for t in turns}
         summary = session.summaries.order_by("-version").first()
         if request.strategy in ("summary", "summary_buffer") and summary is not None:
             text = open_row(keys, summary, namespace.pk, subject.pk)
             candidates[assembly.SUMMARY] = [assembly.Item("summary", text, 1.0)]
+        left_out: list[assembly.Item] = []
+        reason = ""
         if request.strategy == "window":
             keep = turns[-request.window :] if request.window > 0 else []
-            excluded += [
-                assembly.Dropped(assembly.TURNS, t.key, 0, "window") for t in turns if t not in keep
-            ]
-            turns = keep
+            left_out, reason, turns = turns[: len(turns) - len(keep)], "window", keep
         elif request.strategy == "summary":
-            excluded += [assembly.Dropped(assembly.TURNS, t.key, 0, "strategy") for t in turns]
-            turns = []
+            # The summary stands for the turns it covers; later ones (not summarized yet:
+            # extraction runs after the request) still come verbatim.
+            covered = summary.through_position if summary is not None else -1
+            left_out = [t for t in turns if int(t.key) <= covered]
+            turns = [t for t in turns if int(t.key) > covered]
+            reason = "summarized"
         elif request.strategy == "summary_buffer":
             specs[assembly.TURNS].max_tokens = request.buffer_tokens
+        excluded += [
+            assembly.Dropped(assembly.TURNS, t.key, assembly.turn_cost(t, tokenizer), reason)
+            for t in left_out
+        ]
         candidates[assembly.TURNS] = turns
+        # A turn sent verbatim is not recalled as well (ingestion keeps user turns as
+        # episodic memories of the session, at the same position).
+        verbatim = {int(t.key) for t in turns}
+        candidates[assembly.MEMORIES] = [
+            item
+            for item in candidates[assembly.MEMORIES]
+            if not (
+                memories_by_id[item.key].session_key == session.external_id
+                and memories_by_id[item.key].position in verbatim
+            )
+        ]
     for name, override in request.sections.items():
         if name not in specs:
             raise ApplicationError(
@@ -264,7 +295,11 @@ def context_assemble(
 def _procedural(namespace: Namespace, subject: Subject | None) -> list[Memory]:
     """Instructions that apply: the subject's procedural memories and the shared ones."""
     owners = Memory.objects.filter(
-        namespace=namespace, kind=Kind.PROCEDURAL, status=Status.ACTIVE, valid_to__isnull=True
+        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
+        namespace=namespace,
+        kind=Kind.PROCEDURAL,
+        status=Status.ACTIVE,
+        valid_to__isnull=True,
     )
     if subject is not None:
         owners = owners.filter(subject__in=[subject]) | owners.filter(subject__isnull=True)
@@ -278,3 +313,38 @@ def _procedural(namespace: Namespace, subject: Subject | None) -> list[Memory]:
     for memory in memories:
         memory.namespace = namespace
     return memories
+
+
+def playground_config_save(
+    *, actor: Actor, user: Any, namespace: Namespace, config: dict[str, Any]
+) -> PlaygroundConfig:
+    """Save a playground set-up (encrypted under the namespace's shared key) to share by link."""
+    saved = PlaygroundConfig(namespace=namespace, created_by=user)
+    seal_row(KeyCache(), saved, namespace.pk, None, json.dumps(config, sort_keys=True))
+    with transaction.atomic():
+        saved.save()
+        audit_record(
+            actor=actor,
+            action="playground.save",
+            namespace=namespace,
+            object_type="playground_config",
+            object_id=str(saved.id),
+        )
+    return saved
+
+
+def playground_config_get(*, user: Any, config_id: str) -> tuple[Namespace, dict[str, Any]]:
+    """A saved set-up in one of the user's namespaces; anything else is not found."""
+    try:
+        key = uuid.UUID(str(config_id))
+    except ValueError:
+        raise NotFound("Saved configuration not found.") from None
+    saved = (
+        PlaygroundConfig.objects.filter(pk=key, namespace__in=namespaces_for_user(user))
+        .select_related("namespace")
+        .first()
+    )
+    if saved is None:
+        raise NotFound("Saved configuration not found.")
+    text = open_row(KeyCache(), saved, saved.namespace_id, None)
+    return saved.namespace, json.loads(text)

@@ -56,8 +56,8 @@ def count_tokens(text: str, encoding: str = "cl100k_base") -> int:
     """Exact number of tokens of `text` in an OpenAI encoding (special tokens as text).
 
     Long texts are counted in pieces cut where the encodings' pre-tokenizer cuts anyway
-    (after a newline that a non-space follows, or before a space that a letter follows, with
-    no space before it), so the sum is the count of the whole."""
+    (after a newline that a letter or digit follows, or before a space that a letter follows,
+    with no space before it), so the sum is the count of the whole."""
     encoder = openai_encoding(encoding)
     total, start = 0, 0
     while len(text) - start > PIECE_CHARS:
@@ -70,7 +70,9 @@ def count_tokens(text: str, encoding: str = "cl100k_base") -> int:
 def _cut_point(text: str, low: int, high: int) -> int:
     newline = text.rfind("\n", low, high)
     while newline != -1:
-        if newline + 1 < len(text) and not text[newline + 1].isspace():
+        # Before a letter or digit only: o200k joins punctuation with the newlines and
+        # slashes after it (".\n/"), so a cut before "/" would split that piece.
+        if newline + 1 < len(text) and text[newline + 1].isalnum():
             return newline + 1
         newline = text.rfind("\n", low, newline)
     space = text.rfind(" ", low, high)

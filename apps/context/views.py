@@ -1,14 +1,29 @@
-"""The playground: assemble a prompt as an app would, and see what went in and why."""
+"""The playground: assemble a prompt as an app would, and see what went in and why.
+
+The form is sent by POST (the query and system prompt stay out of addresses and server
+logs); "Save and share" stores the set-up, encrypted, and gives a link that opens it and
+assembles it again. Without JavaScript the form posts and the page reloads; with htmx only
+the result is swapped in.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 
 from apps.audit.actors import Actor
 from apps.context.forms import PlaygroundForm
-from apps.context.services import STRATEGIES, ContextRequest, context_assemble
+from apps.context.services import (
+    STRATEGIES,
+    ContextRequest,
+    context_assemble,
+    playground_config_get,
+    playground_config_save,
+)
 from apps.namespaces.selectors import namespace_for_user, namespaces_for_user
 from memoryhub.exceptions import ApplicationError
 
@@ -26,45 +41,74 @@ SECTION_LABELS = {
 @login_required
 def playground(request: HttpRequest) -> HttpResponse:
     slugs = list(namespaces_for_user(request.user).values_list("slug", flat=True))
-    submitted = "query" in request.GET
-    form = PlaygroundForm(request.GET if submitted else None, namespaces=slugs)
-    context: dict = {"form": form, "labels": SECTION_LABELS, "results": [], "error": None}
-    if submitted and form.is_valid():
-        data = form.cleaned_data
-        namespace = namespace_for_user(request.user, data["namespace"])
-        strategies = STRATEGIES if data["compare"] else (data["strategy"],)
+    context: dict[str, Any] = {"labels": SECTION_LABELS, "results": [], "error": None}
+    if request.method == "POST":
+        form = PlaygroundForm(request.POST, namespaces=slugs)
+    elif "saved" in request.GET:
         try:
-            for strategy in strategies:
-                result = context_assemble(
-                    actor=Actor.for_user(request.user, request),
-                    namespace=namespace,
-                    request=ContextRequest(
-                        query=data["query"],
-                        subject=data["subject"] or None,
-                        session=data["session"] or None,
-                        model=data["model"],
-                        max_context_tokens=data["max_context_tokens"],
-                        reserve_tokens=data["reserve_tokens"],
-                        strategy=strategy,
-                        system_prompt=data["system_prompt"],
-                        recall_k=data["k"],
-                        window=data["window"],
-                        buffer_tokens=data["buffer_tokens"],
-                        placement=data["placement"],
-                    ),
-                    purpose="playground",
-                    include_text=True,
-                )
-                context["results"].append(_for_display(result))
+            _, config = playground_config_get(user=request.user, config_id=request.GET["saved"])
+            form = PlaygroundForm(config, namespaces=slugs)
         except ApplicationError as error:
+            form = PlaygroundForm(namespaces=slugs)
             context["error"] = error.message
+    else:
+        form = PlaygroundForm(namespaces=slugs)
+    context["form"] = form
+    if form.is_bound:
+        if form.is_valid():
+            _assemble(request, form.cleaned_data, context)
+        else:
+            context["error"] = "; ".join(
+                f"{form.fields[name].label or name}: {' '.join(errors)}"
+                if name in form.fields
+                else " ".join(errors)
+                for name, errors in form.errors.items()
+            )
     template = "context/playground.html"
-    if request.htmx:
+    if request.htmx and request.method == "POST":
         template += "#result"
     return render(request, template, context)
 
 
-def _for_display(result: dict) -> dict:
+def _assemble(request: HttpRequest, data: dict[str, Any], context: dict[str, Any]) -> None:
+    actor = Actor.for_user(request.user, request)
+    try:
+        namespace = namespace_for_user(request.user, data["namespace"])
+        for strategy in STRATEGIES if data["compare"] else (data["strategy"],):
+            result = context_assemble(
+                actor=actor,
+                namespace=namespace,
+                request=ContextRequest(
+                    query=data["query"],
+                    subject=data["subject"] or None,
+                    session=data["session"] or None,
+                    model=data["model"],
+                    max_context_tokens=data["max_context_tokens"],
+                    reserve_tokens=data["reserve_tokens"],
+                    strategy=strategy,
+                    system_prompt=data["system_prompt"],
+                    recall_k=data["k"],
+                    window=data["window"],
+                    buffer_tokens=data["buffer_tokens"],
+                    placement=data["placement"],
+                ),
+                purpose="playground",
+                include_text=True,
+            )
+            context["results"].append(_for_display(result))
+        if "save" in request.POST:
+            config = {key: value for key, value in data.items() if value not in (None, "")}
+            saved = playground_config_save(
+                actor=actor, user=request.user, namespace=namespace, config=config
+            )
+            context["share_url"] = request.build_absolute_uri(
+                f"{reverse('context:playground')}?saved={saved.id}"
+            )
+    except ApplicationError as error:
+        context["error"] = error.message
+
+
+def _for_display(result: dict[str, Any]) -> dict[str, Any]:
     """Adds what the page draws: each section's share of the budget, in percent."""
     budget = max(result["budget_tokens"], 1)
     for section in result["sections"]:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.utils import timezone
 
 from apps.memories import crypto
-from apps.memories.models import DataKey, Memory, MemoryVersion, Message, SessionSummary, Subject
+from apps.memories.models import DataKey, Memory, MemoryVersion, Subject
 from apps.namespaces.models import Namespace
 
 
@@ -187,7 +187,7 @@ def _row_ad(
 
 def seal_row(
     keys: KeyCache,
-    row: Message | SessionSummary,
+    row: Any,  # a model with id, content_encrypted, key_version (Message, SessionSummary, ...)
     namespace_id: int,
     subject_id: object,
     content: str,
@@ -200,9 +200,7 @@ def seal_row(
     )
 
 
-def open_row(
-    keys: KeyCache, row: Message | SessionSummary, namespace_id: int, subject_id: object
-) -> str:
+def open_row(keys: KeyCache, row: Any, namespace_id: int, subject_id: object) -> str:
     raw, _ = keys.key_for(namespace_id, subject_id)
     return cipher.decrypt(
         raw,

@@ -112,7 +112,36 @@ def test_summary_replaces_the_turns_with_the_session_summary(conversation: Tenan
     assert "## Earlier in this conversation (summary)" in result["messages"][0]["content"]
     assert "Kyoto" in result["messages"][0]["content"]
     assert section(result, "summary")["tokens"] > 0
-    assert {d["reason"] for d in result["dropped"] if d["section"] == "turns"} == {"strategy"}
+    summarized = [d for d in result["dropped"] if d["section"] == "turns"]
+    assert {d["reason"] for d in summarized} == {"summarized"}
+    assert len(summarized) == len(TURNS)  # the summary covers all six turns
+    assert all(d["tokens"] > 0 for d in summarized)
+
+
+@pytest.mark.django_db
+def test_summary_sends_the_turns_it_does_not_cover_yet_verbatim(conversation: Tenant) -> None:
+    from apps.memories.models import Message, Session
+
+    session = Session.objects.get(external_id="trip")
+    later = Message(session=session, position=6, role="user", token_count=3)
+    from apps.memories.encryption import KeyCache, seal_row
+
+    seal_row(KeyCache(), later, session.namespace_id, session.subject_id, "And dessert ideas?")
+    later.save()  # stored, not summarized yet (its job has not run)
+    result = ask(conversation, strategy="summary").json()
+    assert [m["content"] for m in result["messages"][1:]] == [
+        "And dessert ideas?",
+        "Where should we eat on day one?",
+    ]
+
+
+@pytest.mark.django_db
+def test_a_turn_sent_verbatim_is_not_recalled_again(conversation: Tenant) -> None:
+    result = ask(conversation, strategy="buffer", query="peanuts allergy").json()
+    system = result["messages"][0]["content"]
+    assert "I am allergic to peanuts" not in system  # it is in the turns below
+    window = ask(conversation, strategy="window", window=1, query="peanuts allergy").json()
+    assert "I am allergic to peanuts" in window["messages"][0]["content"]  # recalled instead
 
 
 @pytest.mark.django_db

@@ -1,9 +1,7 @@
-"""The playground page, server-side: a configuration in the address, one strategy or the four
-side by side, an htmx partial, and only the user's own namespaces."""
+"""The playground page, server-side: a posted configuration, one strategy or the four side
+by side, an htmx partial, a saved set-up shared by link, and only the user's namespaces."""
 
 from __future__ import annotations
-
-from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth.models import User
@@ -17,6 +15,7 @@ from apps.namespaces.services import membership_set
 from tests.conftest import Tenant
 
 ACTOR = Actor.system("tests")
+URL = "/playground/"
 
 
 @pytest.fixture
@@ -31,18 +30,18 @@ def seeded(acme: Tenant) -> Tenant:
     return acme
 
 
-def config(**fields) -> str:
+def config(**fields) -> dict:
     base = {"namespace": "acme", "subject": "u1", "session": "s1", "query": "What should I cook?",
             "model": "gpt-4o", "reserve_tokens": 1024, "strategy": "buffer", "k": 20,
             "window": 10, "buffer_tokens": 2000, "placement": "edges"}  # fmt: skip
-    return "/playground/?" + urlencode(base | fields)
+    return base | fields
 
 
 @pytest.mark.django_db
 def test_a_configuration_in_the_address_assembles_and_explains(
     seeded: Tenant, alice_client: Client
 ) -> None:
-    page = alice_client.get(config()).content.decode()
+    page = alice_client.post(URL, config()).content.decode()
     assert "Assembled prompt" in page
     assert "The user is vegetarian and allergic to peanuts." in page
     assert "why recalled" in page
@@ -55,21 +54,21 @@ def test_a_configuration_in_the_address_assembles_and_explains(
 def test_compare_shows_the_four_strategies_side_by_side(
     seeded: Tenant, alice_client: Client
 ) -> None:
-    page = alice_client.get(config(compare="on")).content.decode()
+    page = alice_client.post(URL, config(compare="on")).content.decode()
     for strategy in ("buffer", "window", "summary", "summary_buffer"):
         assert f'data-strategy="{strategy}"' in page
 
 
 @pytest.mark.django_db
 def test_htmx_gets_only_the_result(seeded: Tenant, alice_client: Client) -> None:
-    partial = alice_client.get(config(), HTTP_HX_REQUEST="true").content.decode()
+    partial = alice_client.post(URL, config(), HTTP_HX_REQUEST="true").content.decode()
     assert partial.lstrip().startswith('<section id="result"')
     assert "<form" not in partial
 
 
 @pytest.mark.django_db
 def test_errors_show_on_the_page_not_as_a_crash(seeded: Tenant, alice_client: Client) -> None:
-    page = alice_client.get(config(max_context_tokens=1030)).content.decode()
+    page = alice_client.post(URL, config(max_context_tokens=1030)).content.decode()
     assert "cannot hold the system prompt and the query" in page
 
 
@@ -79,7 +78,38 @@ def test_only_the_users_namespaces_can_be_used(seeded: Tenant, globex: Tenant) -
     membership_set(actor=ACTOR, namespace=globex.namespace, user=bob, role="viewer")
     client = Client()
     client.force_login(bob)
-    page = client.get(config()).content.decode()
+    page = client.post(URL, config()).content.decode()
     assert "Assembled prompt" not in page
     assert "vegetarian" not in page
     assert "Select a valid choice" in page
+
+
+@pytest.mark.django_db
+def test_a_saved_set_up_is_shared_by_link_and_only_with_its_namespace(
+    seeded: Tenant, globex: Tenant, alice_client: Client
+) -> None:
+    from apps.context.models import PlaygroundConfig
+
+    page = alice_client.post(URL, config(save="1")).content.decode()
+    saved = PlaygroundConfig.objects.get()
+    assert f"?saved={saved.id}" in page
+    assert b"What should I cook" not in bytes(saved.content_encrypted)  # encrypted at rest
+    shared = alice_client.get(f"{URL}?saved={saved.id}").content.decode()
+    assert "The user is vegetarian and allergic to peanuts." in shared  # assembled again
+    bob = User.objects.create_user("bob", password="bob-password-1")
+    membership_set(actor=ACTOR, namespace=globex.namespace, user=bob, role="viewer")
+    outsider = Client()
+    outsider.force_login(bob)
+    refused = outsider.get(f"{URL}?saved={saved.id}").content.decode()
+    assert "Saved configuration not found." in refused
+    assert "vegetarian" not in refused
+    assert "What should I cook" not in refused
+
+
+@pytest.mark.django_db
+def test_an_invalid_form_shows_its_errors_in_the_htmx_result(
+    seeded: Tenant, alice_client: Client
+) -> None:
+    partial = alice_client.post(URL, config(query=""), HTTP_HX_REQUEST="true").content.decode()
+    assert partial.lstrip().startswith('<section id="result"')
+    assert "This field is required." in partial

@@ -116,3 +116,9 @@ def test_chat_messages_cost_their_framing_as_openai_counts_it() -> None:
 def test_a_text_too_long_for_one_call_is_counted_exactly_in_pieces(name: str, joiner: str) -> None:
     text = joiner.join(CORPUS * 6000)  # ~1.2 M characters, more than 200k tokens
     assert count_tokens(text, name) == len(reference(name).encode_ordinary(text))
+
+
+def test_long_texts_are_not_cut_inside_a_punctuation_newline_slash_piece() -> None:
+    text = "the service binary is in bin.\n/opt/app/run start\n" * 6000
+    for name in ("o200k_base", "cl100k_base"):
+        assert count_tokens(text, name) == len(reference(name).encode_ordinary(text))

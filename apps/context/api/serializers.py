@@ -76,7 +76,7 @@ class DroppedSerializer(serializers.Serializer):
     section = serializers.CharField()
     id = serializers.CharField()
     tokens = serializers.IntegerField()
-    reason = serializers.ChoiceField(choices=["budget", "section_cap", "window", "strategy"])
+    reason = serializers.ChoiceField(choices=["budget", "section_cap", "window", "summarized"])
 
 
 class ContextResponseSerializer(serializers.Serializer):
