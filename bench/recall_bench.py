@@ -93,7 +93,6 @@ TABLE = Memory._meta.db_table
 # Dropped for the load, rebuilt after it: the vector indexes and the keyword (GIN) ones.
 BULK_INDEXES = (
     "memory_embedding_hnsw",
-    "memory_context_hnsw",
     "memory_token_index",
     "memory_context_index",
 )

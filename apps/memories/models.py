@@ -143,13 +143,6 @@ class Memory(models.Model):
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
             ),
-            HnswIndex(
-                name="memory_context_hnsw",
-                fields=["context_embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
         ]
         constraints = [
             models.CheckConstraint(

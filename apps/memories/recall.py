@@ -1,8 +1,11 @@
 """Recall: hybrid retrieval over one subject's memories (and the namespace's shared ones).
 
-Candidates come from the HNSW indexes on the memory and neighbour-context embeddings
-(iterative scans, so a subject filter still yields its rows) and from the GIN indexes on the
-keyed-hash token arrays (every memory sharing a query token). `ranking.score` fuses them.
+Candidates come from the HNSW index on the memory embeddings (an iterative scan, so a
+subject filter still yields its rows) and from the GIN indexes on the keyed-hash token arrays
+of each memory and of its conversation neighbours (the best BM25 matches). Every candidate's
+similarities to the query, by its own embedding and by its neighbour-context embedding, are
+computed by the database; `ranking.score` fuses them. (A second HNSW search by neighbour
+context found nothing the others missed on LoCoMo, and cost a scan: it was dropped.)
 Each recall writes a RecallLog row (ids only) so admins and the subject can see what was
 served to whom.
 """
@@ -31,7 +34,6 @@ from memoryhub.exceptions import ApplicationError
 MAX_K = 100
 MAX_QUERY_CHARS = 4000
 VECTOR_CANDIDATES = 40
-CONTEXT_CANDIDATES = 20
 KEYWORD_CANDIDATES = 200
 # A query term held by more than this share of the searched memories ("common") scores
 # candidates but does not select them, as long as a rarer term does (Lucene's common-terms
@@ -205,7 +207,7 @@ def _candidate_sql(
     weights: ranking.Weights,
     known_frequencies: dict[int, int],
 ) -> tuple[str, dict[str, Any]]:
-    """One statement: the nearest memories by embedding and by neighbour context (HNSW) and
+    """One statement: the nearest memories by embedding (HNSW) and
     the best keyword matches (GIN, then BM25 in the database), fetched by primary key with
     their similarities and term counts; every row also carries the population's document
     frequencies of the query terms, counted over all keyword matches.
@@ -223,8 +225,6 @@ def _candidate_sql(
     parts = [
         select + " AND embedding IS NOT NULL"
         " ORDER BY embedding <=> %(vector)s::vector LIMIT %(vector_limit)s)",
-        select + " AND context_embedding IS NOT NULL"
-        " ORDER BY context_embedding <=> %(vector)s::vector LIMIT %(context_limit)s)",
     ]
     distinct = sorted(set(terms))
     documents = max(int(stats["documents"] or 0), 1)
@@ -307,7 +307,6 @@ def _candidate_sql(
     params.update(
         vector="[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]",
         vector_limit=VECTOR_CANDIDATES,
-        context_limit=CONTEXT_CANDIDATES,
         keyword_limit=KEYWORD_CANDIDATES,
         selecting=selecting,
         documents=documents,
