@@ -73,6 +73,16 @@ def project_scratch_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pa
     shutil.rmtree(path, ignore_errors=True)
 
 
+def stop_process(process: subprocess.Popen[str]) -> None:
+    """Terminate a helper process (a worker), killing it if it will not stop."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 @pytest.fixture
 def redis_url() -> str:
     """The Redis broker for tests; skips (or fails under MEMORYHUB_REQUIRE_REDIS=1) without it."""

@@ -9,7 +9,7 @@ from celery import Celery
 from django.db import transaction
 
 from memoryhub.tasks import ping
-from tests.conftest import PROJECT_ROOT
+from tests.conftest import PROJECT_ROOT, stop_process
 
 
 def test_without_a_broker_tasks_run_in_process() -> None:
@@ -80,11 +80,7 @@ def worker(redis_url: str) -> Iterator[tuple[str, str]]:
     try:
         yield redis_url, queue
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_process(process)
 
 
 @pytest.mark.redis

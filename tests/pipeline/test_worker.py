@@ -20,7 +20,7 @@ from django.db import connection
 
 from apps.memories.models import Job, Memory, Message
 from memoryhub.celery import app
-from tests.conftest import Tenant
+from tests.conftest import Tenant, stop_process
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 BODY = {
@@ -101,15 +101,6 @@ def wait_for(condition, timeout: float = 90.0) -> None:  # type: ignore[no-untyp
     raise AssertionError("timed out")
 
 
-def stop(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_ingests_and_a_killed_worker_s_task_is_redone_exactly_once(
@@ -161,6 +152,6 @@ def test_a_worker_ingests_and_a_killed_worker_s_task_is_redone_exactly_once(
         assert status["status"] == "succeeded"
     finally:
         blocker.close()
-        stop(first)
+        stop_process(first)
         if second is not None:
-            stop(second)
+            stop_process(second)
