@@ -19,6 +19,8 @@ _UPDATABLE = (
     "retention_days",
     "max_memories_per_subject",
     "recency_half_life_days",
+    "keep_turns_when_paused",
+    "summarize_after_days",
 )
 
 

@@ -16,6 +16,7 @@ from apps.memories.models import Memory, MemoryVersion, RecallLog
 from apps.memories.services import memory_create
 from apps.memories.tasks import lifecycle_sweep
 from apps.namespaces.models import Namespace
+from apps.namespaces.services import namespace_update
 from tests.conftest import Tenant
 
 ACTOR = Actor.system("tests")
@@ -96,8 +97,7 @@ def test_the_cap_archives_the_lowest_value_memories_beyond_it(acme: Tenant) -> N
 
 @pytest.mark.django_db
 def test_old_episodes_become_one_summary_linking_its_sources(acme: Tenant) -> None:
-    Namespace.objects.filter(pk=acme.namespace.pk).update(summarize_after_days=7)
-    acme.namespace.refresh_from_db()
+    acme.namespace = namespace_update(actor=ACTOR, namespace=acme.namespace, summarize_after_days=7)
     long_ago = timezone.now() - timedelta(days=30)
     turns = [
         "I adopted a dog named Biscuit last week.",

@@ -167,7 +167,9 @@ def test_a_paused_subjects_turns_become_no_memories(
     assert response.json()["result"]["skipped"] == "paused"
     assert Memory.objects.count() == 0
     assert Message.objects.count() == 0
-    Namespace.objects.filter(pk=acme.namespace.pk).update(keep_turns_when_paused=True)
+    from apps.namespaces.services import namespace_update
+
+    namespace_update(actor=Actor.system("t"), namespace=acme.namespace, keep_turns_when_paused=True)
     post(acme, body, capture=django_capture_on_commit_callbacks)
     assert Memory.objects.count() == 0
     assert Message.objects.count() == 1
