@@ -129,7 +129,8 @@ def context_assemble(
                 line_tokens=hit.memory.prompt_tokens.get(tokenizer.name),
             )
         )
-    for memory in _procedural(namespace, subject):
+    procedural, overflow = _procedural(namespace, subject)
+    for memory in procedural:
         key = str(memory.id)
         memories_by_id[key] = memory
         candidates[assembly.PROCEDURAL].append(
@@ -144,7 +145,13 @@ def context_assemble(
 
     # The conversation, by strategy.
     mark = time.perf_counter()
-    excluded: list[assembly.Dropped] = []
+    # Instructions beyond the first MAX_PROCEDURAL (by importance) are not considered.
+    excluded: list[assembly.Dropped] = [
+        assembly.Dropped(
+            assembly.PROCEDURAL, str(memory_id), counts.get(tokenizer.name, 0), "limit"
+        )
+        for memory_id, counts in overflow
+    ]
     turn_texts: dict[tuple[str, str], str] = {}
     session = (
         Session.objects.filter(subject=subject, external_id=request.session).first()
@@ -292,8 +299,11 @@ def context_assemble(
     }
 
 
-def _procedural(namespace: Namespace, subject: Subject | None) -> list[Memory]:
-    """Instructions that apply: the subject's procedural memories and the shared ones."""
+def _procedural(
+    namespace: Namespace, subject: Subject | None
+) -> tuple[list[Memory], list[tuple[Any, dict[str, int]]]]:
+    """Instructions that apply (the subject's procedural memories and the shared ones), the
+    MAX_PROCEDURAL most important, and (id, prompt tokens) of some of the others."""
     owners = Memory.objects.filter(
         Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
         namespace=namespace,
@@ -305,14 +315,14 @@ def _procedural(namespace: Namespace, subject: Subject | None) -> list[Memory]:
         owners = owners.filter(subject__in=[subject]) | owners.filter(subject__isnull=True)
     else:
         owners = owners.filter(subject__isnull=True)
-    memories = list(
-        owners.defer("embedding", "context_embedding").order_by("-importance", "created_at")[
-            :MAX_PROCEDURAL
-        ]
-    )
+    ordered = owners.order_by("-importance", "created_at")
+    memories = list(ordered.defer("embedding", "context_embedding")[:MAX_PROCEDURAL])
     for memory in memories:
         memory.namespace = namespace
-    return memories
+    overflow = list(
+        ordered.values_list("id", "prompt_tokens")[MAX_PROCEDURAL : MAX_PROCEDURAL * 20]
+    )
+    return memories, overflow
 
 
 def playground_config_save(

@@ -256,3 +256,26 @@ def test_memory_token_counts_are_kept_from_write_time_and_used(conversation: Ten
     (item,) = section(result, "procedural")["items"]
     assert item["tokens"] == memory.prompt_tokens["o200k_base"] + 1
     assert result["total_tokens"] == message_tokens(result["messages"], tokenizer_for("o200k_base"))
+
+
+@pytest.mark.django_db
+def test_instructions_beyond_the_limit_are_reported_dropped(
+    conversation: Tenant, monkeypatch
+) -> None:
+    from apps.context import services
+
+    monkeypatch.setattr(services, "MAX_PROCEDURAL", 1)
+    memory_create(
+        actor=ACTOR,
+        namespace=conversation.namespace,
+        subject_external_id=None,
+        content="Never share phone numbers.",
+        kind="procedural",
+        importance=0.2,
+    )
+    result = ask(conversation).json()
+    assert [i["id"] for i in section(result, "procedural")["items"]] != []
+    limited = [d for d in result["dropped"] if d["reason"] == "limit"]
+    assert len(limited) == 1
+    assert limited[0]["section"] == "procedural"
+    assert limited[0]["tokens"] > 0

@@ -76,7 +76,9 @@ class DroppedSerializer(serializers.Serializer):
     section = serializers.CharField()
     id = serializers.CharField()
     tokens = serializers.IntegerField()
-    reason = serializers.ChoiceField(choices=["budget", "section_cap", "window", "summarized"])
+    reason = serializers.ChoiceField(
+        choices=["budget", "section_cap", "window", "summarized", "limit"]
+    )
 
 
 class ContextResponseSerializer(serializers.Serializer):
