@@ -3,8 +3,10 @@
 Sections, each with a priority and an optional token cap: the system prompt and the query
 (required), procedural memories (instructions), recent conversation turns, recalled personal
 memories, the conversation summary, shared memories. Budget = context window - reserve.
-Sections are filled in priority order, each with its most valuable items first; an item
-that does not fit is dropped whole, with its reason. The result is rendered as chat messages
+Sections are filled in priority order, each with its most valuable items first (turns: the
+newest); items are dropped whole, with their reason, and once one does not fit, every less
+valuable item of its section goes too, so a weaker item never takes a stronger one's place.
+The result is rendered as chat messages
 and counted exactly (content, roles and the chat framing of the model family); if the exact
 count exceeds the budget the least valuable kept item goes, until it fits, so the total
 never exceeds the budget and always equals a recount of the messages.
