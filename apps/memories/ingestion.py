@@ -316,13 +316,21 @@ def get_summarizer() -> Any:
 
 
 def session_summary_update(
-    *, keys: KeyCache, session: Session, turns: list[extraction.Turn], summarizer: Any
+    *, keys: KeyCache, session: Session, summarizer: Any
 ) -> SessionSummary | None:
     """The session's next summary version: the previous summary rolled forward over the
-    turns since it (encrypted, under the subject's key)."""
+    turns since it (only those are read and decrypted; encrypted under the subject's key)."""
     latest = session.summaries.order_by("-version").first()
     since = latest.through_position if latest is not None else -1
-    new_turns = [t for t in turns if t.position > since]
+    new_turns = [
+        extraction.Turn(
+            role=m.role,
+            content=open_row(keys, m, session.namespace_id, session.subject_id),
+            position=m.position,
+            name=m.name,
+        )
+        for m in session.messages.filter(position__gt=since).order_by("position")
+    ]
     if not new_turns:
         return latest
     previous = open_row(keys, latest, session.namespace_id, session.subject_id) if latest else ""
@@ -393,18 +401,7 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
             keys=keys,
             job=job,
         )
-        all_turns = [
-            extraction.Turn(
-                role=m.role,
-                content=open_row(keys, m, namespace.pk, subject.pk),
-                position=m.position,
-                name=m.name,
-            )
-            for m in session.messages.order_by("position")
-        ]
-        summary = session_summary_update(
-            keys=keys, session=session, turns=all_turns, summarizer=summarizer
-        )
+        summary = session_summary_update(keys=keys, session=session, summarizer=summarizer)
         job.status = JobStatus.SUCCEEDED
         job.attempts += 1
         job.result = {
