@@ -74,11 +74,11 @@ class IncomingMessage:
     created_at: datetime | None = None
 
 
-def request_fingerprint(namespace: Namespace, payload: dict[str, Any]) -> str:
+def request_fingerprint(keys: KeyCache, namespace: Namespace, payload: Any) -> str:
     """A keyed hash of a request body (HMAC under a key of the namespace), to tell a retry
     (same body) from a reused key; without the key it confirms no guess of the content."""
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
-    shared, _ = KeyCache().key_for(namespace.pk, None)
+    shared, _ = keys.key_for(namespace.pk, None)
     key = crypto.derive_key(shared, "request-fingerprint")
     return hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
 
@@ -114,7 +114,7 @@ def messages_ingest(
     messages: list[IncomingMessage],
     extract: bool = True,
     idempotency_key: str = "",
-    request_hash: str = "",
+    request_body: Any = None,
 ) -> tuple[Job, bool]:
     """Store a batch of turns and queue their extraction. Returns (job, replayed): a retry
     with the same Idempotency-Key and body returns the first request's job and stores
@@ -128,6 +128,8 @@ def messages_ingest(
         except ApplicationError as error:
             error.details = {"messages": {"index": index, **error.details}}
             raise
+    keys = KeyCache()
+    request_hash = request_fingerprint(keys, namespace, request_body) if idempotency_key else ""
     if idempotency_key:
         replay = _replayed(namespace, actor, idempotency_key, request_hash)
         if replay is not None:
@@ -140,7 +142,6 @@ def messages_ingest(
     ]
     messages = [replace(m, name=name) for m, name in zip(messages, names, strict=True)]
 
-    keys = KeyCache()
     try:
         with transaction.atomic():
             subject = subject_get_or_create(
@@ -765,7 +766,7 @@ def document_ingest(
     chunk_tokens: int | None = None,
     overlap_tokens: int | None = None,
     idempotency_key: str = "",
-    request_hash: str = "",
+    request_body: Any = None,
 ) -> DocumentOutcome:
     """Split a long text into chunks (paragraphs, then sentences; `chunk_tokens` tokens of
     the configured encoding, `overlap_tokens` carried over) and store each as a semantic
@@ -820,6 +821,8 @@ def document_ingest(
         )
         for chunk in chunks
     ]
+    keys = KeyCache()
+    request_hash = request_fingerprint(keys, namespace, request_body) if idempotency_key else ""
     if idempotency_key:
         replay = _replayed(namespace, actor, idempotency_key, request_hash, kind=DOCUMENT)
         if replay is not None:
@@ -829,7 +832,7 @@ def document_ingest(
     try:
         with transaction.atomic():
             outcome = _store_document(
-                actor, namespace, items, document_id, size, size_bytes, chunks
+                actor, namespace, items, document_id, size, size_bytes, chunks, keys
             )
             if idempotency_key:
                 Job.objects.create(
@@ -866,9 +869,10 @@ def _store_document(
     size: int,
     size_bytes: int,
     chunks: list[chunking.Chunk],
+    keys: KeyCache,
 ) -> DocumentOutcome:
     with transaction.atomic():
-        memories = memories_create_bulk(actor=actor, namespace=namespace, items=items)
+        memories = memories_create_bulk(actor=actor, namespace=namespace, items=items, keys=keys)
         audit_record(
             actor=actor,
             action="document.ingest",

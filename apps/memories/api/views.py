@@ -272,7 +272,7 @@ class MessagesView(NamespacedAPIView):
             ],
             extract=data["extract"],
             idempotency_key=key,
-            request_hash=ingestion.request_fingerprint(self.namespace, request.data),
+            request_body=request.data,
         )
         done = job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)
         response = Response(
@@ -332,7 +332,7 @@ class DocumentsView(NamespacedAPIView):
             chunk_tokens=data.get("chunk_tokens"),
             overlap_tokens=data.get("overlap_tokens"),
             idempotency_key=idempotency_key(request),
-            request_hash=ingestion.request_fingerprint(self.namespace, request.data),
+            request_body=request.data,
         )
         body = {
             "document": outcome.document_id,
