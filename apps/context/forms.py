@@ -21,7 +21,9 @@ class PlaygroundForm(forms.Form):
     system_prompt = forms.CharField(
         max_length=32_000, required=False, widget=forms.Textarea(attrs={"rows": 3})
     )
-    k = forms.IntegerField(min_value=1, max_value=100, initial=20, label="Memories to recall")
+    recall_k = forms.IntegerField(
+        min_value=1, max_value=100, initial=20, label="Memories to recall"
+    )
     window = forms.IntegerField(min_value=0, max_value=1000, initial=10, label="Window (turns)")
     buffer_tokens = forms.IntegerField(min_value=0, initial=2000, label="Buffer (tokens)")
     placement = forms.ChoiceField(choices=[(p, p) for p in PLACEMENTS], initial="edges")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from django.conf import settings
@@ -46,6 +47,19 @@ class ContextRequest:
     buffer_tokens: int = 2000
     placement: str = "edges"
     sections: dict[str, dict[str, int | None]] = field(default_factory=dict)
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any], **overrides: Any) -> ContextRequest:
+        """From validated API or form data: other keys are ignored, the API's `recall.k` is
+        `recall_k`, and a blank subject or session is none."""
+        names = {f.name for f in fields(cls)}
+        values = {key: value for key, value in data.items() if key in names}
+        if "recall" in data:
+            values["recall_k"] = data["recall"].get("k", cls.recall_k)
+        values["subject"] = values.get("subject") or None
+        values["session"] = values.get("session") or None
+        values["sections"] = dict(values.get("sections") or {})
+        return cls(**(values | overrides))
 
 
 def model_info(name: str) -> ModelInfo:

@@ -78,20 +78,7 @@ def _assemble(request: HttpRequest, data: dict[str, Any], context: dict[str, Any
             result = context_assemble(
                 actor=actor,
                 namespace=namespace,
-                request=ContextRequest(
-                    query=data["query"],
-                    subject=data["subject"] or None,
-                    session=data["session"] or None,
-                    model=data["model"],
-                    max_context_tokens=data["max_context_tokens"],
-                    reserve_tokens=data["reserve_tokens"],
-                    strategy=strategy,
-                    system_prompt=data["system_prompt"],
-                    recall_k=data["k"],
-                    window=data["window"],
-                    buffer_tokens=data["buffer_tokens"],
-                    placement=data["placement"],
-                ),
+                request=ContextRequest.from_data(data, strategy=strategy),
                 purpose="playground",
                 include_text=True,
             )

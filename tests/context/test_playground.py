@@ -32,7 +32,7 @@ def seeded(acme: Tenant) -> Tenant:
 
 def config(**fields) -> dict:
     base = {"namespace": "acme", "subject": "u1", "session": "s1", "query": "What should I cook?",
-            "model": "gpt-4o", "reserve_tokens": 1024, "strategy": "buffer", "k": 20,
+            "model": "gpt-4o", "reserve_tokens": 1024, "strategy": "buffer", "recall_k": 20,
             "window": 10, "buffer_tokens": 2000, "placement": "edges"}  # fmt: skip
     return base | fields
 

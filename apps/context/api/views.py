@@ -13,24 +13,6 @@ from memoryhub.api.base import NamespacedAPIView
 from memoryhub.api.serializers import error_responses
 
 
-def context_request(data: dict) -> ContextRequest:
-    return ContextRequest(
-        query=data["query"],
-        subject=data["subject"],
-        session=data["session"],
-        model=data["model"],
-        max_context_tokens=data["max_context_tokens"],
-        reserve_tokens=data["reserve_tokens"],
-        strategy=data["strategy"],
-        system_prompt=data["system_prompt"],
-        recall_k=data.get("recall", {}).get("k", 20),
-        window=data["window"],
-        buffer_tokens=data["buffer_tokens"],
-        placement=data["placement"],
-        sections=dict(data.get("sections", {})),
-    )
-
-
 class ContextView(NamespacedAPIView):
     required_permissions = {"POST": Permission.CONTEXT}
 
@@ -44,6 +26,6 @@ class ContextView(NamespacedAPIView):
         result = context_assemble(
             actor=self.actor,
             namespace=self.namespace,
-            request=context_request(serializer.validated_data),
+            request=ContextRequest.from_data(serializer.validated_data),
         )
         return Response(ContextResponseSerializer(result).data)
