@@ -115,16 +115,6 @@ class KeyCache:
         return crypto.derive_key(shared, "subject-fingerprint")
 
 
-def _memory_ad(memory: Memory, key_version: int) -> crypto.AssociatedData:
-    return crypto.AssociatedData(
-        table="memories_memory",
-        row_id=str(memory.id),
-        subject=str(memory.subject_id or ""),
-        field="content",
-        key_version=key_version,
-    )
-
-
 def _version_ad(
     version: MemoryVersion, subject_id: object | None, key_version: int
 ) -> crypto.AssociatedData:
@@ -138,16 +128,11 @@ def _version_ad(
 
 
 def seal_memory(keys: KeyCache, memory: Memory, content: str) -> None:
-    raw, version = keys.key_for(memory.namespace_id, memory.subject_id)
-    memory.key_version = version
-    memory.content_encrypted = cipher.encrypt(raw, content, _memory_ad(memory, version))
+    seal_row(keys, memory, memory.namespace_id, memory.subject_id, content)
 
 
 def open_memory(keys: KeyCache, memory: Memory) -> str:
-    raw, _ = keys.key_for(memory.namespace_id, memory.subject_id)
-    return cipher.decrypt(
-        raw, bytes(memory.content_encrypted), _memory_ad(memory, memory.key_version)
-    )
+    return open_row(keys, memory, memory.namespace_id, memory.subject_id)
 
 
 def seal_version(
@@ -176,10 +161,11 @@ def open_version(
 def _row_ad(
     table: str, row_id: object, subject_id: object, key_version: int
 ) -> crypto.AssociatedData:
+    """Where a row's ciphertext lives: its table, id and subject ("" for shared rows)."""
     return crypto.AssociatedData(
         table=table,
         row_id=str(row_id),
-        subject=str(subject_id),
+        subject=str(subject_id or ""),
         field="content",
         key_version=key_version,
     )

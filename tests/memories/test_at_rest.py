@@ -236,7 +236,9 @@ def test_no_remaining_data_key_decrypts_an_erased_subjects_ciphertext(written: W
     attempts = 0
     for raw in remaining:
         for memory in memories:
-            ad = encryption._memory_ad(memory, memory.key_version)
+            ad = encryption._row_ad(
+                memory._meta.db_table, memory.id, memory.subject_id, memory.key_version
+            )
             with pytest.raises(crypto.DecryptionError):
                 crypto.decrypt(raw, bytes(memory.content_encrypted), ad)
             attempts += 1
