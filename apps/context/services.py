@@ -325,10 +325,7 @@ def _procedural(
         status=Status.ACTIVE,
         valid_to__isnull=True,
     )
-    if subject is not None:
-        owners = owners.filter(subject__in=[subject]) | owners.filter(subject__isnull=True)
-    else:
-        owners = owners.filter(subject__isnull=True)
+    owners = owners.filter(Q(subject__isnull=True) | Q(subject=subject))
     ordered = owners.order_by("-importance", "created_at")
     memories = list(ordered.defer("embedding", "context_embedding")[:MAX_PROCEDURAL])
     for memory in memories:
