@@ -265,7 +265,7 @@ def test_instructions_beyond_the_limit_are_reported_dropped(
     from apps.context import services
 
     monkeypatch.setattr(services, "MAX_PROCEDURAL", 1)
-    memory_create(
+    weaker = memory_create(
         actor=ACTOR,
         namespace=conversation.namespace,
         subject_external_id=None,
@@ -273,9 +273,11 @@ def test_instructions_beyond_the_limit_are_reported_dropped(
         kind="procedural",
         importance=0.2,
     )
+    from apps.memories.models import Memory
+
+    stronger = Memory.objects.get(kind="procedural", importance=0.9)
     result = ask(conversation).json()
-    assert [i["id"] for i in section(result, "procedural")["items"]] != []
+    assert [i["id"] for i in section(result, "procedural")["items"]] == [str(stronger.id)]
     limited = [d for d in result["dropped"] if d["reason"] == "limit"]
-    assert len(limited) == 1
-    assert limited[0]["section"] == "procedural"
+    assert [(d["section"], d["id"]) for d in limited] == [("procedural", str(weaker.id))]
     assert limited[0]["tokens"] > 0
