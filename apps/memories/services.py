@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
+from apps.context.tokenizers import prompt_line_tokens
 from apps.memories import pii
 from apps.memories.embeddings import get_provider
 from apps.memories.encryption import (
@@ -576,8 +577,6 @@ def _audit_memory(
 
 
 def _seal_and_index(keys: KeyCache, memory: Memory, content: str) -> None:
-    from apps.context.tokenizers import prompt_line_tokens
-
     seal_memory(keys, memory, content)
     index_memory(memory, content, keys.index_key(memory.namespace_id))
     memory.prompt_tokens = prompt_line_tokens(content)
