@@ -634,7 +634,7 @@ def classify(sql: str) -> str:
     if 'from "memories_subject"' in s:
         return "db:subject"
     if "<=>" in s and (" union " in s or "in (select" in s):
-        return "db:candidates (one query)"  # vector and keyword candidates in one statement
+        return "db:candidates"  # the vector candidates and the keyword ones, by id, in one
     order = s.rsplit("order by", 1)[-1] if "order by" in s else ""
     if '"context_embedding" <=>' in order:
         return "db:vec context"
@@ -642,8 +642,8 @@ def classify(sql: str) -> str:
         return "db:vec embedding"
     if "&&" in s:
         return "db:keyword"
-    if "count(" in s and "avg(" in s:
-        return "db:stats"
+    if ("count(" in s and "avg(" in s) or "unnest(m.token_index" in s:
+        return "db:stats"  # the population's size, length and common terms
     if '"memories_memory"."id" in' in s:
         return "db:fetch rows"
     return "db:other"
@@ -655,12 +655,14 @@ class StatementTimer:
     def __init__(self) -> None:
         self.times: dict[str, float] = defaultdict(float)
         self.rows: dict[str, int] = defaultdict(int)
+        self.counts: dict[str, int] = defaultdict(int)
         self.captured: list[tuple[str, Any]] = []
         self.capture = False
 
     def reset(self) -> None:
         self.times = defaultdict(float)
         self.rows = defaultdict(int)
+        self.counts = defaultdict(int)
         self.captured = []
 
     def __call__(self, execute, sql, params, many, context):  # type: ignore[no-untyped-def]
@@ -670,6 +672,7 @@ class StatementTimer:
         finally:
             kind = classify(sql)
             self.times[kind] += (time.perf_counter() - started) * 1000
+            self.counts[kind] += 1
             rowcount = getattr(context.get("cursor"), "rowcount", -1)
             self.rows[kind] += max(rowcount if isinstance(rowcount, int) else -1, 0)
             if self.capture:
@@ -690,6 +693,7 @@ class Sample:
     overlap60: float  # share of the exact top-10 among the 60 vector candidates
     overlap10: float  # share of the exact top-10 among the first 10 vector candidates
     target_hit: bool  # the memory the query paraphrases is in the recall's top 10
+    searches: int = 1  # candidate statements run: 2 when the HNSW walk fell back to exact
     other_cores: float = 0.0  # CPU of other processes during the sample (recall + baseline)
 
 
@@ -823,7 +827,7 @@ def percentile(values: list[float], q: float) -> float:
 
 # The statements that find candidates, whichever shape recall.py gives them.
 CANDIDATE_KINDS = (
-    "db:candidates (one query)",
+    "db:candidates",
     "db:vec embedding",
     "db:vec context",
     "db:keyword",
@@ -1031,6 +1035,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
                             overlap10=len(exact_ids & set(found[:K])) / len(exact_ids),
                             target_hit=ids[target_row] in {h.memory.id for h in outcome.hits},
                             other_cores=other,
+                            searches=timer.counts.get("db:candidates", 0),
                         )
                     )
         cpu = meter.summary()
@@ -1096,9 +1101,11 @@ def report(
     row("  wall minus timings_ms[embed]", lambda s: s.wall - s.stages.get("embed", 0.0))
     present = {k for layout in layouts.values() for s in layout.samples for k in s.db}
     # Statements by the stage of recall_memories that runs them; "python" is the rest.
+    # The keyword stage runs while the query is embedded on another thread.
     by_stage = {
-        "embed": ["db:subject"],
-        "candidates": ["db:data key", "set", *CANDIDATE_KINDS],
+        "keyword": ["db:subject", "db:data key", "db:stats", "db:keyword"],
+        "embed": [],
+        "candidates": ["set", "db:candidates", "db:vec embedding", "db:vec context"],
         "score": [],
         "fetch": ["db:fetch rows", "db:log insert"],
     }
@@ -1108,7 +1115,7 @@ def report(
         kinds = [k for k in kinds if k in present]
         for kind in kinds:
             row(f"    {kind}", lambda s, kind=kind: s.db.get(kind, 0.0))
-        if kinds and stage != "embed":
+        if kinds:
             row(
                 "    python (stage minus its SQL)",
                 lambda s, stage=stage, kinds=kinds: (
@@ -1118,6 +1125,12 @@ def report(
     for kind in sorted(present - {k for kinds in by_stage.values() for k in kinds}):
         row(f"    {kind}", lambda s, kind=kind: s.db.get(kind, 0.0))
     row("  candidate rows fetched", lambda s: float(s.candidates_seen))
+    print(
+        f"{'  recalls that fell back to exact':<34}"
+        + "".join(
+            f"{sum(s.searches > 1 for s in layout.samples):>38}" for layout in layouts.values()
+        )
+    )
     row("exact scan (embed + numpy top-10)", lambda s: s.exact)
     row("  of which query embedding", lambda s: s.exact_embed)
     row("  of which numpy scan", lambda s: s.exact - s.exact_embed)
@@ -1158,7 +1171,7 @@ def report(
     )
     row("  recall wall", lambda s: s.wall, quiet_only=True)
     row("  wall minus timings_ms[embed]", lambda s: s.wall - s.stages.get("embed", 0.0), True)
-    for stage in ("embed", "candidates", "score", "fetch"):
+    for stage in ("keyword", "embed", "candidates", "score", "fetch"):
         row(f"  timings_ms[{stage}]", lambda s, stage=stage: s.stages.get(stage), True)
     row("  exact scan (embed + numpy)", lambda s: s.exact, quiet_only=True)
     cells = []

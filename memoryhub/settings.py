@@ -225,6 +225,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 MEMORYHUB_EMBEDDING_DTYPE = env_choice(
     "MEMORYHUB_EMBEDDING_DTYPE", "auto", ("auto", "float32", "bfloat16")
 )
+# "auto": a float32 model runs in ONNX Runtime (exported from the loaded model, same vectors,
+# faster on CPUs), a bfloat16 one in torch; "torch" keeps every model in torch.
+MEMORYHUB_EMBEDDING_RUNTIME = env_choice("MEMORYHUB_EMBEDDING_RUNTIME", "auto", ("auto", "torch"))
 MEMORYHUB_EMBEDDING_URL = env_url("MEMORYHUB_EMBEDDING_URL", schemes=("http", "https"))
 MEMORYHUB_EMBEDDING_API_KEY = env_str("MEMORYHUB_EMBEDDING_API_KEY")
 MEMORYHUB_EMBEDDING_DIMENSIONS = env_int(

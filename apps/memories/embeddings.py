@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -69,18 +69,29 @@ def cpu_has_bf16() -> bool:
 class SentenceTransformerProvider:
     """A local sentence-transformers model on the CPU, loaded on first use.
 
-    On CPUs with native bfloat16 the weights run in bfloat16: about three times the
-    throughput of float32 here, with embeddings at cosine 0.9999 to the float32 ones.
+    On CPUs with native bfloat16 the weights run in bfloat16 in torch: about three times the
+    throughput of float32, with embeddings at cosine 0.9999 to the float32 ones. Elsewhere
+    the model's transformer runs in ONNX Runtime (`OnnxEncoder`, same vectors): 1.4 times
+    torch's batch throughput and half its single-query latency on an AVX2-only 2-core
+    machine. `runtime="torch"` keeps a float32 model in torch too.
     """
 
     def __init__(
-        self, model: str | None = None, *, batch_size: int = 32, dtype: str = "auto"
+        self,
+        model: str | None = None,
+        *,
+        batch_size: int = 32,
+        dtype: str = "auto",
+        runtime: str = "auto",
     ) -> None:
         self.model_ref = resolve_local_model(model)
         self.dtype = ("bfloat16" if cpu_has_bf16() else "float32") if dtype == "auto" else dtype
+        self.runtime = runtime
         self.name = f"local:{Path(self.model_ref).name or self.model_ref}"
         self.batch_size = batch_size
         self._model = None
+        # ONNX Runtime sessions: one thread for single queries, every core for batches.
+        self._encoders: tuple[OnnxEncoder, OnnxEncoder] | Literal[False] | None = None
         self._lock = threading.Lock()
         self.dimensions = 384
 
@@ -103,11 +114,14 @@ class SentenceTransformerProvider:
                     if self.dtype == "bfloat16":
                         model = model.to(torch.bfloat16)
                     self.dimensions = int(model.get_embedding_dimension())
+                    if self.runtime != "torch" and self.dtype == "float32":
+                        self._encoders = OnnxEncoder.pair(model)
                     self._model = model
                     logger.info(
-                        "Loaded embedding model %s (%d dimensions) in %.1fs",
+                        "Loaded embedding model %s (%d dimensions, %s) in %.1fs",
                         self.name,
                         self.dimensions,
+                        "ONNX Runtime" if self._encoders else "torch",
                         time.perf_counter() - started,
                     )
         return self._model
@@ -116,24 +130,152 @@ class SentenceTransformerProvider:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         model = self._load()
+        if self._encoders:
+            return normalise(self._encoders[1].encode(list(texts), self.batch_size))
         vectors = model.encode(
             list(texts), batch_size=self.batch_size, convert_to_tensor=True, show_progress_bar=False
         )
         return normalise(vectors.float().cpu().numpy())
 
     def embed_query(self, text: str) -> np.ndarray:
-        """One sentence on one thread: splitting a single short sequence over both cores costs
-        more in hand-offs than it gains (p95 14 -> 11 ms here). torch's thread count is
-        process-wide, so a batch embedding in another thread meanwhile runs on one core too."""
+        """One sentence, on one thread: splitting a single short sequence over both cores
+        costs more in hand-offs than it gains."""
+        self._load()
+        if self._encoders:
+            return normalise(self._encoders[0].encode([text], 1))[0]
         import torch
 
-        self._load()
         threads = torch.get_num_threads()
-        torch.set_num_threads(1)
+        torch.set_num_threads(1)  # process-wide: a batch in another thread shares the core
         try:
             return self.embed_documents([text])[0]
         finally:
             torch.set_num_threads(threads)
+
+    @property
+    def onnx(self) -> bool:
+        """Whether the model runs in ONNX Runtime (after loading)."""
+        return bool(self._encoders)
+
+
+class OnnxEncoder:
+    """A sentence-transformers model whose transformer runs in ONNX Runtime, exported from the
+    loaded model in memory (no file, no download); the model's own later modules (pooling,
+    normalisation) finish each vector in torch.
+
+    For small batches torch spends much of its time in per-operator overhead, which ONNX
+    Runtime's fused graph avoids. The export is checked against torch on a probe sentence: a
+    model that cannot be exported, or whose vectors differ (cosine under 0.9999), stays on
+    torch.
+    """
+
+    PROBE = "A probe sentence, to check the exported graph against the model itself."
+
+    def __init__(self, model, session, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+        self.model = model
+        self.session = session
+        self.names = names
+        self.rest = list(model)[1:]
+
+    @classmethod
+    def pair(cls, model) -> tuple[OnnxEncoder, OnnxEncoder] | Literal[False]:  # type: ignore[no-untyped-def]
+        """Encoders for single queries (one thread) and for batches (every core), or False
+        when the model must stay on torch."""
+        import torch
+
+        started = time.perf_counter()
+        try:
+            graph, names = cls._export(model)
+            single = cls(model, cls._session(graph, 1), names)
+            batch = cls(model, cls._session(graph, torch.get_num_threads()), names)
+            reference = model.encode([cls.PROBE], convert_to_numpy=True, show_progress_bar=False)
+            similarity = float(
+                normalise(single.encode([cls.PROBE], 1))[0] @ normalise(reference)[0]
+            )
+        except Exception as error:  # any failure means: stay on torch
+            logger.warning(
+                "The embedding model stays on torch: ONNX export failed (%s)", type(error)
+            )
+            return False
+        if similarity < 0.9999:
+            logger.warning("The embedding model stays on torch: ONNX differs (%.5f)", similarity)
+            return False
+        logger.info("Exported the embedding model to ONNX in %.1fs", time.perf_counter() - started)
+        return single, batch
+
+    @classmethod
+    def _export(cls, model) -> tuple[bytes, list[str]]:  # type: ignore[no-untyped-def]
+        import io
+        import warnings
+
+        import torch
+
+        transformer = model[0]
+        if transformer.module_output_name != "token_embeddings":
+            raise TypeError("the first module does not produce token embeddings")
+        features = model.preprocess([cls.PROBE])
+        names = [
+            name
+            for name in ("input_ids", "attention_mask", "token_type_ids")
+            if isinstance(features.get(name), torch.Tensor)
+        ]
+
+        class Graph(torch.nn.Module):
+            def __init__(self, inner: torch.nn.Module) -> None:
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+                return self.inner(**dict(zip(names, inputs, strict=True))).last_hidden_state
+
+        buffer = io.BytesIO()
+        axes = {name: {0: "batch", 1: "tokens"} for name in [*names, "token_embeddings"]}
+        with warnings.catch_warnings(), torch.inference_mode():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                Graph(transformer.model).eval(),
+                tuple(features[name] for name in names),
+                buffer,
+                input_names=names,
+                output_names=["token_embeddings"],
+                dynamic_axes=axes,
+                opset_version=17,
+                dynamo=False,
+            )
+        return buffer.getvalue(), names
+
+    @staticmethod
+    def _session(graph: bytes, threads: int):  # type: ignore[no-untyped-def]
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Idle pool threads sleep instead of spinning: PostgreSQL shares these cores.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        """Sentence embeddings of `texts`, in order; batched by length, to pad little."""
+        import torch
+
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors = np.zeros((len(texts), 0), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            features = self.model.preprocess([texts[i] for i in chunk])
+            inputs = {name: features[name].numpy().astype(np.int64) for name in self.names}
+            (tokens,) = self.session.run(None, inputs)
+            features["token_embeddings"] = torch.from_numpy(tokens)
+            with torch.inference_mode():
+                for module in self.rest:
+                    features = module(features)
+            embedded = features["sentence_embedding"].float().numpy()
+            if vectors.shape[1] == 0:
+                vectors = np.zeros((len(texts), embedded.shape[1]), dtype=np.float32)
+            vectors[chunk] = embedded
+        return vectors
 
 
 class OpenAICompatibleProvider:
@@ -246,5 +388,7 @@ def _build_provider() -> EmbeddingProvider:
             timeout=settings.MEMORYHUB_EMBEDDING_TIMEOUT,
         )
     return SentenceTransformerProvider(
-        settings.MEMORYHUB_EMBEDDING_MODEL, dtype=settings.MEMORYHUB_EMBEDDING_DTYPE
+        settings.MEMORYHUB_EMBEDDING_MODEL,
+        dtype=settings.MEMORYHUB_EMBEDDING_DTYPE,
+        runtime=settings.MEMORYHUB_EMBEDDING_RUNTIME,
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -38,13 +39,18 @@ KEYWORD_CANDIDATES = 200
 # A query term held by more than this share of the searched memories ("common") scores
 # candidates but does not select them, as long as a rarer term does (Lucene's common-terms
 # cut-off): matches of a common term alone score too low to matter, and a large subject has
-# thousands of them. Its document frequency comes from the last recall that counted it.
+# thousands of them. A population of at least COMMON_TERMS_MIN_DOCUMENTS memories has its
+# common terms (with their document frequencies) counted with its other statistics; a smaller
+# one is cheap to search by every term.
 COMMON_TERM_SHARE = 0.05
-DOCUMENT_FREQUENCY_SECONDS = 300
-_FIELDS = (
-    "id", "token_index", "context_index", "session_key", "position", "importance",
-    "vector_similarity", "context_similarity", "speaker", "age_days",
-)  # fmt: skip
+# A population this small is searched exactly (every vector compared): cheaper than the HNSW
+# graph, and immune to its blind spots (a graph crowded with deleted or duplicate vectors can
+# leave a few live rows unreachable).
+EXACT_SCAN_DOCUMENTS = 1000
+COMMON_TERMS_MIN_DOCUMENTS = 2000
+POPULATION_STATS_SECONDS = 300
+# Query embeddings run here, beside the request's own thread (a few, for concurrent requests).
+_embedder = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-embed")
 
 
 @dataclass
@@ -105,43 +111,53 @@ def recall_memories(
         else None
     )
     keys = KeyCache()
-    query_vector = get_provider().embed_query(query)
-    timings["embed"] = _ms(started)
+    # The query is embedded on another thread (the model and the HTTP client release the
+    # GIL) while this one finds the keyword candidates: the two waits overlap.
+    embedding = _embedder.submit(_timed_embedding, query)
+    try:
+        terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
+        weights = ranking.adapt(weights or ranking.Weights(), query)
+        stats = _population_stats(namespace, subject, include_shared)
+        # Filters narrow the population: its statistics are then only counted where needed.
+        known = stats.get("common", {}) if filters == RecallFilters() else {}
+        keyword_ids, frequencies = _keyword_candidates(
+            namespace, subject, include_shared, filters, terms, stats, weights, known
+        )
+    except BaseException:
+        embedding.cancel()
+        raise
+    timings["keyword"] = _ms(started)
+    query_vector, timings["embed"] = embedding.result()
 
     mark = time.perf_counter()
-    terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
-    weights = ranking.adapt(weights or ranking.Weights(), query)
-    stats = _population_stats(namespace, subject, include_shared)
-    frequency_keys = _frequency_keys(namespace, subject, include_shared, filters, terms)
-    cached = cache.get_many(list(frequency_keys)) if frequency_keys else {}
-    known = {frequency_keys[key]: df for key, df in cached.items()}
     # Similarities are computed by the database: vectors never travel to Python for scoring.
     with transaction.atomic(), connection.cursor() as cursor:
-        # Keep scanning the HNSW graph until enough rows pass the subject filter.
+        # Keep scanning the HNSW graph until enough rows pass the subject filter, with memory
+        # for it: at the default (work_mem), a subject whose memories all lie beyond thousands
+        # of others' got one candidate instead of forty.
         cursor.execute(
-            "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 100"
+            "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 100;"
+            " SET LOCAL hnsw.scan_mem_multiplier = 8"
         )
-        sql, params = _candidate_sql(
-            namespace, subject, include_shared, filters, query_vector, terms, stats, weights, known
-        )
-        cursor.execute(sql, params)
-        columns = [column.name for column in cursor.description]
-        candidate_rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        exact = stats["documents"] <= EXACT_SCAN_DOCUMENTS
+        while True:
+            sql, params = _candidate_sql(
+                namespace, subject, include_shared, filters, query_vector, terms, keyword_ids, exact
+            )
+            cursor.execute(sql, params)
+            columns = [column.name for column in cursor.description]
+            candidate_rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+            nearest = sum(1 for row in candidate_rows if row["nearest"])
+            if exact or nearest >= min(VECTOR_CANDIDATES, stats.get("embedded", 0)):
+                break
+            # The graph walk came back short (a selective filter, or a graph crowded with
+            # deleted or duplicate vectors): compare every vector instead.
+            exact = True
     timings["candidates"] = _ms(mark)
 
     mark = time.perf_counter()
     term_array = np.asarray(sorted(set(terms)), dtype=np.int64)
     candidates = _as_candidates(candidate_rows, term_array, namespace)
-    # Counted in the database over every memory holding a query term (not just those kept).
-    frequencies = candidate_rows[0]["document_frequency"] if candidate_rows else []
-    if frequency_keys and frequencies:
-        # Counted now: the terms not known before (a known count lives out its time, so a
-        # common term is recounted, with the rest, once it expires).
-        counted = dict(zip(sorted(set(terms)), frequencies, strict=True))
-        cache.set_many(
-            {key: int(counted[term]) for key, term in frequency_keys.items() if key not in cached},
-            timeout=DOCUMENT_FREQUENCY_SECONDS,
-        )
     corpus = ranking.Corpus(
         documents=stats["documents"] or 0,
         average_length=float(stats["length"] or 0.0),
@@ -196,37 +212,31 @@ def recall_memories(
     return RecallOutcome(hits=hits, recall_id=recall_id, timings_ms=timings)
 
 
-def _candidate_sql(
+def _keyword_candidates(
     namespace: Namespace,
     subject: Subject | None,
     include_shared: bool,
     filters: RecallFilters,
-    query_vector: np.ndarray,
     terms: list[int],
     stats: dict[str, Any],
     weights: ranking.Weights,
     known_frequencies: dict[int, int],
-) -> tuple[str, dict[str, Any]]:
-    """One statement: the nearest memories by embedding (HNSW) and
-    the best keyword matches (GIN, then BM25 in the database), fetched by primary key with
-    their similarities and term counts; every row also carries the population's document
-    frequencies of the query terms, counted over all keyword matches.
+) -> tuple[list[uuid.UUID], list[int]]:
+    """The best `KEYWORD_CANDIDATES` keyword matches by BM25 (GIN, then BM25 in the
+    database), and the population's document frequencies of the query terms (sorted by
+    term): the known ones as given, the others counted over every match.
 
-    Only the best `KEYWORD_CANDIDATES` keyword matches go on to be scored in full: a large
-    subject can have thousands of memories sharing a common query word, and computing their
-    similarities would cost more than the whole recall budget.
+    Only the best matches go on to be scored in full: a large subject can have thousands of
+    memories sharing a common query word, and computing their similarities would cost more
+    than the whole recall budget.
 
-    Written as SQL rather than through the ORM: building this query from expressions cost
-    more time per recall than running it.
+    Written as SQL rather than through the ORM: building these queries from expressions cost
+    more time per recall than running them.
     """
-    where, params = _population_condition(namespace, subject, include_shared, filters)
-    # Only fixed fragments and term numbers (i) are interpolated; every value is a parameter.
-    select = f"(SELECT id FROM memories_memory WHERE {where}"  # noqa: S608
-    parts = [
-        select + " AND embedding IS NOT NULL"
-        " ORDER BY embedding <=> %(vector)s::vector LIMIT %(vector_limit)s)",
-    ]
     distinct = sorted(set(terms))
+    if not distinct:
+        return [], []
+    where, params = _population_condition(namespace, subject, include_shared, filters)
     documents = max(int(stats["documents"] or 0), 1)
     common = {
         i
@@ -236,77 +246,48 @@ def _candidate_sql(
     if len(common) == len(distinct):
         common = set()  # no rarer term to select by: every term selects
     selecting = [term for i, term in enumerate(distinct, start=1) if i not in common]
-
-    def term_counts(column: str) -> str:
-        counts = ", ".join(
-            f"cardinality(array_positions({column}, %(term_{i})s::integer))"
-            for i in range(len(distinct))
-        )
-        return f"ARRAY[{counts}]::integer[]"
-
-    keyword_cte = ""
-    frequencies = "ARRAY[]::integer[]"
-    if distinct:
-        # BM25 as ranking.bm25 computes it (idf once per term), to choose which go on.
-        count = len(distinct)
-        df = ", ".join(
-            f"%(known_{i})s::integer"
-            if i in common
-            else f"count(*) FILTER (WHERE own_tf[{i}] + context_tf[{i}] > 0)"
-            for i in range(1, count + 1)
-        )
-        idf = ", ".join(
-            f"ln(1 + (greatest(%(documents)s, df[{i}]) - df[{i}] + 0.5::float8)"
-            f" / (df[{i}] + 0.5::float8))"
-            for i in range(1, count + 1)
-        )
-        tf = "(k.own_tf[{i}] + %(context_weight)s * k.context_tf[{i}])"
-        norm = (
-            "%(k1)s * (1 - %(b)s + %(b)s * (k.own_length + %(context_weight)s * k.context_length)"
-            " / %(average_length)s)"
-        )
-        bm25 = " + ".join(
-            f"d.idf[{i}] * {tf.format(i=i)} * (%(k1)s + 1) / ({tf.format(i=i)} + {norm})"
-            for i in range(1, count + 1)
-        )
-        keyword_cte = f"""
+    # BM25 as ranking.bm25 computes it (idf once per term), to choose which go on.
+    count = len(distinct)
+    known = {i for i, term in enumerate(distinct, start=1) if term in known_frequencies}
+    df = ", ".join(
+        f"%(known_{i})s::integer"
+        if i in known
+        else f"count(*) FILTER (WHERE own_tf[{i}] + context_tf[{i}] > 0)"
+        for i in range(1, count + 1)
+    )
+    idf = ", ".join(
+        f"ln(1 + (greatest(%(documents)s, df[{i}]) - df[{i}] + 0.5::float8)"
+        f" / (df[{i}] + 0.5::float8))"
+        for i in range(1, count + 1)
+    )
+    # Every number is float8: a bare parameter would be numeric, and far slower to sort by.
+    k1, b = "%(k1)s::float8", "%(b)s::float8"
+    tf = "(k.own_tf[{i}] + %(context_weight)s::float8 * k.context_tf[{i}])"
+    length = "(k.own_length + %(context_weight)s::float8 * k.context_length)"
+    norm = f"{k1} * (1 - {b} + {b} * {length} / %(average_length)s::float8)"
+    bm25 = " + ".join(
+        f"d.idf[{i}] * {tf.format(i=i)} * ({k1} + 1) / ({tf.format(i=i)} + {norm})"
+        for i in range(1, count + 1)
+    )
+    # Only fixed fragments and term numbers (i) are interpolated; every value is a parameter.
+    sql = f"""
         WITH keyword AS MATERIALIZED (
-            SELECT id, {term_counts("token_index")} AS own_tf,
-                   {term_counts("context_index")} AS context_tf,
+            SELECT id, {_term_counts("token_index", count)} AS own_tf,
+                   {_term_counts("context_index", count)} AS context_tf,
                    cardinality(token_index) AS own_length,
                    cardinality(context_index) AS context_length
             FROM memories_memory
             WHERE {where} AND (token_index && %(selecting)s::integer[]
                                OR context_index && %(selecting)s::integer[])
         ),
-        counted AS (SELECT ARRAY[{df}]::integer[] AS df FROM keyword),
+        -- GROUP BY (): one row, even when every frequency is known (and nothing aggregates)
+        counted AS (SELECT ARRAY[{df}]::integer[] AS df FROM keyword GROUP BY ()),
         frequencies AS (SELECT df, ARRAY[{idf}]::float8[] AS idf FROM counted)
-        """  # noqa: S608
-        frequencies = "(SELECT df FROM frequencies)"
-        parts.append(
-            f"(SELECT k.id FROM keyword k, frequencies d ORDER BY {bm25} DESC, k.id"  # noqa: S608
-            " LIMIT %(keyword_limit)s)"
-        )
-    union = " UNION ".join(parts)
-    sql = f"""{keyword_cte}
-        SELECT m.id, m.session_key, m.position, m.importance,
-               cardinality(m.token_index) AS own_length,
-               cardinality(m.context_index) AS context_length,
-               {term_counts("m.token_index")} AS own_tf,
-               {term_counts("m.context_index")} AS context_tf,
-               {frequencies} AS document_frequency,
-               COALESCE(1 - (m.embedding <=> %(vector)s::vector), 0) AS vector_similarity,
-               COALESCE(1 - (m.context_embedding <=> %(vector)s::vector), 0)
-                   AS context_similarity,
-               m.metadata ->> 'speaker' AS speaker,
-               (EXTRACT(EPOCH FROM (now() - COALESCE(m.occurred_at, m.created_at))) / 86400.0)
-                   ::float8 AS age_days
-        FROM memories_memory m
-        WHERE m.id IN ({union})
-    """  # noqa: S608  (only fixed fragments are interpolated; values are parameters)
+        SELECT ARRAY(SELECT k.id FROM keyword k, frequencies d
+                     ORDER BY {bm25} DESC, k.id LIMIT %(keyword_limit)s),
+               (SELECT df FROM frequencies)
+    """  # noqa: S608
     params.update(
-        vector="[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]",
-        vector_limit=VECTOR_CANDIDATES,
         keyword_limit=KEYWORD_CANDIDATES,
         selecting=selecting,
         documents=documents,
@@ -316,8 +297,67 @@ def _candidate_sql(
         b=float(weights.bm25_b),
     )
     params.update({f"term_{i}": term for i, term in enumerate(distinct)})
-    params.update({f"known_{i}": known_frequencies[distinct[i - 1]] for i in common})
+    params.update({f"known_{i}": known_frequencies[distinct[i - 1]] for i in known})
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        ids, frequencies = cursor.fetchone()
+    return list(ids), list(frequencies)
+
+
+def _candidate_sql(
+    namespace: Namespace,
+    subject: Subject | None,
+    include_shared: bool,
+    filters: RecallFilters,
+    query_vector: np.ndarray,
+    terms: list[int],
+    keyword_ids: list[uuid.UUID],
+    exact: bool,
+) -> tuple[str, dict[str, Any]]:
+    """The nearest memories by embedding (HNSW, or `exact`ly) and the keyword candidates,
+    fetched by primary key with their similarities to the query and their query-term counts."""
+    where, params = _population_condition(namespace, subject, include_shared, filters)
+    distance = "embedding <=> %(vector)s::vector"
+    if exact:
+        distance = f"({distance}) + 0"  # an order the HNSW index cannot serve: compare all
+    count = len(set(terms))
+    # Only fixed fragments and term numbers are interpolated; every value is a parameter.
+    sql = f"""
+        WITH nearest AS MATERIALIZED (
+            SELECT id FROM memories_memory WHERE {where} AND embedding IS NOT NULL
+            ORDER BY {distance} LIMIT %(vector_limit)s
+        )
+        SELECT m.id, m.session_key, m.position, m.importance,
+               m.id IN (SELECT id FROM nearest) AS nearest,
+               cardinality(m.token_index) AS own_length,
+               cardinality(m.context_index) AS context_length,
+               {_term_counts("m.token_index", count)} AS own_tf,
+               {_term_counts("m.context_index", count)} AS context_tf,
+               COALESCE(1 - (m.embedding <=> %(vector)s::vector), 0) AS vector_similarity,
+               COALESCE(1 - (m.context_embedding <=> %(vector)s::vector), 0)
+                   AS context_similarity,
+               m.metadata ->> 'speaker' AS speaker,
+               (EXTRACT(EPOCH FROM (now() - COALESCE(m.occurred_at, m.created_at))) / 86400.0)
+                   ::float8 AS age_days
+        FROM memories_memory m
+        WHERE m.id IN (SELECT id FROM nearest UNION SELECT unnest(%(keyword_ids)s::uuid[]))
+          AND {where}
+    """  # noqa: S608
+    params.update(
+        vector="[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]",
+        vector_limit=VECTOR_CANDIDATES,
+        keyword_ids=keyword_ids,
+    )
+    params.update({f"term_{i}": term for i, term in enumerate(sorted(set(terms)))})
     return sql, params
+
+
+def _term_counts(column: str, count: int) -> str:
+    """SQL for the array of how often each query term (parameters term_0..) is in `column`."""
+    counts = ", ".join(
+        f"cardinality(array_positions({column}, %(term_{i})s::integer))" for i in range(count)
+    )
+    return f"ARRAY[{counts}]::integer[]"
 
 
 def _population_condition(
@@ -359,42 +399,48 @@ def _population_condition(
     return " AND ".join(where), params
 
 
-def _frequency_keys(
-    namespace: Namespace,
-    subject: Subject | None,
-    include_shared: bool,
-    filters: RecallFilters,
-    terms: list[int],
-) -> dict[str, int]:
-    """Cache keys of the query terms' document frequencies in the searched population (none
-    with filters: a filtered population's counts are not the population's)."""
-    if filters != RecallFilters():
-        return {}
-    scope = f"recall-df:{namespace.pk}:{subject.pk if subject else '-'}:{int(include_shared)}"
-    return {f"{scope}:{term}": term for term in sorted(set(terms))}
-
-
 def _population_stats(
     namespace: Namespace, subject: Subject | None, include_shared: bool
 ) -> dict[str, Any]:
-    """Document count and average (neighbour-weighted) length of the searched population.
+    """Document count (also of those with an embedding), average (neighbour-weighted)
+    length and, in a large population, the common terms with their document frequencies, of
+    the searched population.
 
-    BM25 needs only their rough size, which changes slowly, so they are cached for a minute
-    instead of scanning every memory of a large subject on each recall.
+    BM25 needs only their rough size, which changes slowly, so they are cached for a few
+    minutes instead of scanning every memory of a large subject on each recall.
     """
     key = f"recall-stats:{namespace.pk}:{subject.pk if subject else '-'}:{int(include_shared)}"
     stats = cache.get(key)
     if stats is None:
         where, params = _population_condition(namespace, subject, include_shared, RecallFilters())
         params["context_weight"] = ranking.CONTEXT_WEIGHT
+        # Only the fixed fragments of the condition are interpolated.
+        length = "token_count + %(context_weight)s * cardinality(context_index)"
         with connection.cursor() as cursor:
-            # Only the fixed fragments of the condition are interpolated.
-            length = "token_count + %(context_weight)s * cardinality(context_index)"
-            sql = f"SELECT count(*), avg({length}) FROM memories_memory WHERE {where}"  # noqa: S608
+            sql = (
+                f"SELECT count(*), count(embedding), avg({length})"  # noqa: S608
+                f" FROM memories_memory WHERE {where}"
+            )
             cursor.execute(sql, params)
-            documents, length = cursor.fetchone()
-        stats = {"documents": documents, "length": float(length or 0.0)}
-        cache.set(key, stats, timeout=60)
+            documents, embedded, length = cursor.fetchone()
+            common: dict[int, int] = {}
+            if documents >= COMMON_TERMS_MIN_DOCUMENTS:
+                params["threshold"] = int(COMMON_TERM_SHARE * documents)
+                cursor.execute(
+                    f"""SELECT u.term, count(*) FROM memories_memory m,
+                           LATERAL (SELECT DISTINCT unnest(m.token_index || m.context_index)
+                                    AS term) u
+                        WHERE {where} GROUP BY u.term HAVING count(*) > %(threshold)s""",  # noqa: S608
+                    params,
+                )
+                common = dict(cursor.fetchall())
+        stats = {
+            "documents": documents,
+            "embedded": embedded,
+            "length": float(length or 0.0),
+            "common": common,
+        }
+        cache.set(key, stats, timeout=POPULATION_STATS_SECONDS)
     return stats
 
 
@@ -459,6 +505,11 @@ def _diversify(
         if vector is not None:
             embeddings[i] = np.asarray(vector, dtype=np.float32)
     return ranking.mmr(pool, scored.final, embeddings, k, lam)
+
+
+def _timed_embedding(query: str) -> tuple[np.ndarray, float]:
+    started = time.perf_counter()
+    return get_provider().embed_query(query), _ms(started)
 
 
 def _ms(since: float) -> float:

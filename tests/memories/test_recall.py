@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from apps.audit.actors import Actor
 from apps.memories.embeddings import SentenceTransformerProvider, set_provider
@@ -199,6 +200,82 @@ def test_a_subject_with_few_memories_among_many_others_gets_all_of_its_own(acme:
     assert len(all_twenty.hits) == 20
 
 
+def _insert_rows(tenant: Tenant, external_id: str, count: int, near: list[float] | None) -> None:
+    """`count` memories of a subject (made if new) written straight into the table: random
+    vectors, or vectors a little off `near`."""
+    vector = (
+        # "WHERE g > 0": correlated, so drawn again for every row
+        "(SELECT array_agg(random() - 0.5) FROM generate_series(1, 384) WHERE g > 0)::vector"
+        if near is None
+        else "(SELECT array_agg(x + (random() - 0.5) * 0.02)"
+        " FROM unnest(%(near)s::float4[]) x WHERE g > 0)::vector"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO memories_subject (id, namespace_id, external_id, paused, created_at)"
+            " VALUES (gen_random_uuid(), %(namespace)s, %(external_id)s, false, now())"
+            " ON CONFLICT DO NOTHING",
+            {"namespace": tenant.namespace.pk, "external_id": external_id},
+        )
+        cursor.execute(
+            f"""
+            INSERT INTO memories_memory (
+                id, namespace_id, subject_id, kind, content_encrypted, key_version, token_index,
+                token_count, importance, confidence, tags, metadata, source, created_at,
+                updated_at, valid_from, status, version, embedding, session_key, context_index,
+                context_embedding)
+            SELECT gen_random_uuid(), %(namespace)s, s.id, 'semantic', '\\x00'::bytea, 1, '{{}}',
+                   0, 0.5, 1, '{{}}', '{{}}', '{{}}', now(), now(), now(), 'active', 1, v.vector,
+                   '', '{{}}', v.vector
+            FROM memories_subject s, generate_series(1, %(count)s) g,
+                 LATERAL (SELECT {vector} AS vector) v
+            WHERE s.external_id = %(external_id)s AND s.namespace_id = %(namespace)s
+            """,  # noqa: S608 - only the fixed vector expression is interpolated
+            {"namespace": tenant.namespace.pk, "external_id": external_id, "count": count,
+             "near": near},
+        )  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_a_large_subject_is_searched_through_the_index_and_keeps_to_itself(acme: Tenant) -> None:
+    from apps.memories import recall as recall_module
+
+    target = remember(acme, "big", "gardening tomatoes in the greenhouse")
+    others = recall_module.EXACT_SCAN_DOCUMENTS + 500
+    _insert_rows(acme, "big", others, near=None)
+    # Another subject's memories lie closer to the query than any of big's but one.
+    _insert_rows(acme, "crowd", others, near=list(map(float, target.embedding)))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")  # the planner sees the sizes
+    with CaptureQueriesContext(connection) as queries:
+        outcome = recall(acme, "big", "gardening tomatoes in the greenhouse", k=10)
+    assert len(outcome.hits) == 10
+    assert outcome.hits[0].memory.pk == target.pk
+    assert {hit.memory.subject_id for hit in outcome.hits} == {target.subject_id}
+    # Through the index first; should the walk come back short (this test database's graph
+    # holds many deleted rows of earlier tests), by comparing every vector.
+    plans = [_plan(q["sql"]) for q in queries.captured_queries if "<=>" in q["sql"]]
+    assert "memory_embedding_hnsw" in plans[0], plans[0]
+    assert all("memory_embedding_hnsw" not in plan for plan in plans[1:])
+
+    # A filter few of the subject's memories pass: the walk finds them, and too few
+    # to trust, so the exact comparison settles it.
+    for hit in outcome.hits[1:4]:
+        Memory.objects.filter(pk=hit.memory.pk).update(tags=["tagged"])
+    with CaptureQueriesContext(connection) as queries:
+        tagged = recall(acme, "big", "gardening", k=10, filters=RecallFilters(tags=["tagged"]))
+    assert {hit.memory.pk for hit in tagged.hits} == {hit.memory.pk for hit in outcome.hits[1:4]}
+    plans = [_plan(q["sql"]) for q in queries.captured_queries if "<=>" in q["sql"]]
+    assert len(plans) == 2
+    assert "memory_embedding_hnsw" not in plans[1]
+
+
+def _plan(statement: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + statement)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
 @pytest.mark.django_db
 def test_mmr_trades_duplicates_for_diversity(acme: Tenant) -> None:
     for n in range(3):
@@ -300,6 +377,39 @@ def test_the_default_model_loads_offline_and_ranks_a_paraphrase_first(acme: Tena
     assert float(np.linalg.norm(vector)) == pytest.approx(1.0, abs=1e-4)
 
 
+def test_a_float32_model_runs_on_onnx_runtime_with_the_models_own_vectors() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    sentences = [
+        "What breed is their pet?",
+        "Caroline went to the LGBTQ support group on 7 May 2023 and found it moving.",
+        "ok",
+        "A much longer sentence, " * 30,  # longer than the model's window: truncated alike
+    ]
+    onnx = SentenceTransformerProvider(dtype="float32")
+    torch = SentenceTransformerProvider(dtype="float32", runtime="torch")
+    documents = onnx.embed_documents(sentences)
+    queries = np.stack([onnx.embed_query(text) for text in sentences])
+    reference = torch.embed_documents(sentences)
+    assert onnx.onnx
+    assert not torch.onnx
+    assert documents.shape == reference.shape == (4, 384)
+    # Same order, same vectors, whether batched (sorted by length) or one at a time.
+    assert (documents * reference).sum(axis=1).min() > 0.9999
+    assert (queries * reference).sum(axis=1).min() > 0.9999
+    assert onnx.embed_documents([]).shape == (0, 384)
+
+
+def test_a_bfloat16_model_stays_on_torch() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    provider = SentenceTransformerProvider(dtype="bfloat16")
+    vector = provider.embed_query("What breed is their pet?")
+    assert not provider.onnx
+    reference = SentenceTransformerProvider(dtype="float32").embed_documents(
+        ["What breed is their pet?"]
+    )[0]
+    assert float(vector @ reference) > 0.99
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize("query", ["+", "the and of", "?!"])
 def test_a_query_without_keyword_tokens_still_recalls_by_meaning(acme: Tenant, query: str) -> None:
@@ -315,22 +425,32 @@ def test_a_subject_with_no_memories_gets_an_empty_list(acme: Tenant) -> None:
 
 
 @pytest.mark.django_db
-def test_a_common_term_scores_but_stops_selecting_once_its_frequency_is_known(
-    acme: Tenant,
+def test_a_large_populations_common_terms_score_but_do_not_select(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from django.core.cache import cache
+
+    from apps.memories import recall as recall_module
+
     items = [
         NewMemory(subject_external_id="u1", content=f"weather note {n} for the log")
         for n in range(300)
     ] + [NewMemory(subject_external_id="u1", content="weather balloon zeppelin sighting")]
     memories_create_bulk(actor=ACTOR, namespace=acme.namespace, items=items)
-    # The first recall counts both terms over every match; "weather" is in all 301 memories,
-    # more than the 200 keyword candidates kept, and is then known as common.
-    cold = recall(acme, "u1", "weather zeppelin", k=5, include_shared=False)
-    warm = recall(acme, "u1", "weather zeppelin", k=5, include_shared=False)
-    assert contents(cold)[0] == contents(warm)[0] == "weather balloon zeppelin sighting"
-    # The known count gives the same BM25 as counting again.
-    assert warm.hits[0].components["keyword"] == pytest.approx(cold.hits[0].components["keyword"])
+    # 301 memories are under the minimum: every query term selects, and all are counted.
+    counted = recall(acme, "u1", "weather zeppelin", k=100, include_shared=False)
+    assert len(counted.hits) == 100
+
+    cache.clear()  # the population's statistics are counted again, now with common terms
+    monkeypatch.setattr(recall_module, "COMMON_TERMS_MIN_DOCUMENTS", 100)
+    cut = recall(acme, "u1", "weather zeppelin", k=100, include_shared=False)
+    assert contents(cut)[0] == contents(counted)[0] == "weather balloon zeppelin sighting"
+    # "weather" (in every memory) no longer selects: the 40 nearest by embedding and the one
+    # memory holding "zeppelin" are all the candidates there are.
+    assert len(cut.hits) <= recall_module.VECTOR_CANDIDATES + 1
+    # Its known count gives the same BM25 as counting it.
+    assert cut.hits[0].components["keyword"] == pytest.approx(counted.hits[0].components["keyword"])
     # A query of common terms only still selects by them.
-    only_common = recall(acme, "u1", "weather", k=5, include_shared=False)
-    assert len(only_common.hits) == 5
+    only_common = recall(acme, "u1", "weather", k=100, include_shared=False)
+    assert len(only_common.hits) == 100
     assert all(hit.components["keyword"] > 0 for hit in only_common.hits)
