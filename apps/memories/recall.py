@@ -35,7 +35,7 @@ from memoryhub.exceptions import ApplicationError
 MAX_K = 100
 MAX_QUERY_CHARS = 4000
 VECTOR_CANDIDATES = 40
-KEYWORD_CANDIDATES = 200
+KEYWORD_CANDIDATES = 100
 # A query term held by more than this share of the searched memories ("common") scores
 # candidates but does not select them, as long as a rarer term does (Lucene's common-terms
 # cut-off): matches of a common term alone score too low to matter, and a large subject has
@@ -320,12 +320,24 @@ def _candidate_sql(
     distance = "embedding <=> %(vector)s::vector"
     if exact:
         distance = f"({distance}) + 0"  # an order the HNSW index cannot serve: compare all
+    # The subject's nearest and the shared nearest are searched apart, then merged: a
+    # condition on one owner is one the planner can serve well (an index walk filtered by
+    # subject, or an exact scan of a few shared rows), "subject OR shared" is not.
+    owners = ["subject"] if subject is not None else []
+    owners += ["shared"] if include_shared else []
+    branches = ["(SELECT NULL::uuid AS id, 0::float8 AS distance WHERE false)"]  # no owner
+    for owner in owners:
+        condition, _ = _population_condition(namespace, subject, include_shared, filters, owner)
+        branches.append(
+            f"(SELECT id, {distance} AS distance FROM memories_memory WHERE {condition}"  # noqa: S608
+            f" AND embedding IS NOT NULL ORDER BY {distance} LIMIT %(vector_limit)s)"
+        )
     count = len(set(terms))
     # Only fixed fragments and term numbers are interpolated; every value is a parameter.
     sql = f"""
         WITH nearest AS MATERIALIZED (
-            SELECT id FROM memories_memory WHERE {where} AND embedding IS NOT NULL
-            ORDER BY {distance} LIMIT %(vector_limit)s
+            SELECT id FROM ({" UNION ALL ".join(branches)}) branches
+            ORDER BY distance LIMIT %(vector_limit)s
         )
         SELECT m.id, m.session_key, m.position, m.importance,
                m.id IN (SELECT id FROM nearest) AS nearest,
@@ -361,10 +373,15 @@ def _term_counts(column: str, count: int) -> str:
 
 
 def _population_condition(
-    namespace: Namespace, subject: Subject | None, include_shared: bool, filters: RecallFilters
+    namespace: Namespace,
+    subject: Subject | None,
+    include_shared: bool,
+    filters: RecallFilters,
+    owner: str | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The SQL condition (and its parameters) of the memories a recall searches: live
-    memories of the subject, plus shared ones unless excluded, narrowed by the filters."""
+    memories of the subject, plus shared ones unless excluded, narrowed by the filters.
+    With `owner` ("subject" or "shared"), only that part."""
     where = [
         "namespace_id = %(namespace)s",
         "status = 'active'",
@@ -372,9 +389,9 @@ def _population_condition(
         "(expires_at IS NULL OR expires_at > now())",
     ]
     owners = []
-    if subject is not None:
+    if subject is not None and owner in (None, "subject"):
         owners.append("subject_id = %(subject)s")
-    if include_shared:
+    if include_shared and owner in (None, "shared"):
         owners.append("subject_id IS NULL")
     where.append(f"({' OR '.join(owners)})" if owners else "false")
     if filters.kinds:
