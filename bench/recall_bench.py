@@ -3,7 +3,7 @@
     .venv/bin/python bench/recall_bench.py [--memories 100000] [--subjects 1000] [--big 10000]
                                            [--queries 200] [--explain] [--quiet-wait 300]
                                            [--torch-threads N] [--restore-indexes]
-                                           [--keep | --reuse SLUG]
+                                           [--keep | --reuse SLUG] [--no-subject-indexes]
 
 Goal (server-side, query embedding included, 2 cores): recall p95 <= 25 ms with 100k memories
 in the namespace over 1,000 subjects (layout A: ~100 memories per subject) and with one
@@ -77,6 +77,7 @@ from django.conf import settings  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
 from apps.audit.actors import Actor  # noqa: E402
+from apps.memories import subject_indexes  # noqa: E402
 from apps.memories.embeddings import get_provider, normalise, set_provider  # noqa: E402
 from apps.memories.encryption import KeyCache  # noqa: E402
 from apps.memories.models import Kind, Memory, Subject  # noqa: E402
@@ -952,6 +953,18 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
                 )
                 log(f"kept namespace {slug}: --reuse {slug} times against it")
 
+        # The large subjects' own HNSW indexes, as the periodic task (or the command) makes them.
+        if args.no_subject_indexes:
+            dropped = drop_subject_indexes()
+            log(f"no subject indexes (dropped {len(dropped)})")
+        else:
+            made = subject_indexes.refresh()
+            log(
+                f"subject indexes: {len(made.created)} created, {len(made.kept)} kept"
+                f" in {made.seconds:.1f}s (MEMORYHUB_SUBJECT_INDEX_MIN"
+                f" {settings.MEMORYHUB_SUBJECT_INDEX_MIN})"
+            )
+
         # --- queries ---
         subjects = {s.external_id: s for s in Subject.objects.filter(namespace=namespace)}
         grouped: dict[Any, list[int]] = defaultdict(list)
@@ -1056,6 +1069,19 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
             saved_order.unlink(missing_ok=True)
 
 
+def drop_subject_indexes() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'memories_memory'"
+            " AND indexname LIKE %s",
+            [subject_indexes.PREFIX + "%"],
+        )
+        names = [name for (name,) in cursor.fetchall()]
+        for name in names:
+            cursor.execute(f'DROP INDEX "{name}"')
+    return names
+
+
 def cleanup(namespace: Namespace, saved: dict[str, str], log: Callable[[str], None]) -> None:
     """Delete the namespace; the bulk indexes are dropped for the delete (no dead entries for
     vacuum to repair) and rebuilt, as they were, whatever happens."""
@@ -1070,6 +1096,7 @@ def cleanup(namespace: Namespace, saved: dict[str, str], log: Callable[[str], No
     finally:
         build_indexes(saved, log)
         vacuum_analyze()
+        subject_indexes.refresh()  # drops the deleted subjects' own indexes
         left = [name for name in saved if name not in index_definitions()]
         log("indexes restored" if not left else f"INDEXES MISSING: {left} (--restore-indexes)")
 
@@ -1238,6 +1265,11 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the loaded namespace")
     parser.add_argument("--reuse", metavar="SLUG", help="time against a kept namespace")
     parser.add_argument("--drop", action="store_true", help="with --reuse: delete it at the end")
+    parser.add_argument(
+        "--no-subject-indexes",
+        action="store_true",
+        help="time without the large subjects' own HNSW indexes (dropped first)",
+    )
     args = parser.parse_args()
     settings.DEBUG = False  # no query log
     log = print

@@ -256,6 +256,10 @@ MEMORYHUB_LLM_URL = env_url("MEMORYHUB_LLM_URL", schemes=("http", "https"))
 MEMORYHUB_LLM_MODEL = env_str("MEMORYHUB_LLM_MODEL", "gpt-4o-mini")
 MEMORYHUB_LLM_API_KEY = env_str("MEMORYHUB_LLM_API_KEY")
 MEMORYHUB_LLM_TIMEOUT = env_float("MEMORYHUB_LLM_TIMEOUT", 20.0, minimum=0.1)
+# Partial HNSW indexes for the largest subjects (apps/memories/subject_indexes.py): a subject
+# with at least MIN embedded live memories gets one (the MAX largest), refreshed on beat.
+MEMORYHUB_SUBJECT_INDEX_MIN = env_int("MEMORYHUB_SUBJECT_INDEX_MIN", 5000, minimum=2)
+MEMORYHUB_SUBJECT_INDEX_MAX = env_int("MEMORYHUB_SUBJECT_INDEX_MAX", 50, minimum=0, maximum=500)
 # Lifecycle sweeps (Celery beat, hourly by default): TTL expiry, retention, the per-subject
 # cap (recall counts over this many days weigh in a memory's value), old-episode summaries.
 MEMORYHUB_LIFECYCLE_INTERVAL_SECONDS = env_int(
@@ -355,6 +359,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(MEMORYHUB_LIFECYCLE_INTERVAL_SECONDS),
     },
     "requeue-stale-jobs": {"task": "memories.requeue_stale_jobs", "schedule": 300.0},
+    "subject-indexes": {"task": "memories.subject_indexes", "schedule": 600.0},
 }
 # Redis redelivers a task whose worker died (unacknowledged) after this many seconds: keep it
 # above the longest task, or a slow task runs twice (its effect would still happen once).

@@ -325,13 +325,15 @@ def _candidate_sql(
     # subject, or an exact scan of a few shared rows), "subject OR shared" is not.
     owners = ["subject"] if subject is not None else []
     owners += ["shared"] if include_shared else []
-    branches = ["(SELECT NULL::uuid AS id, 0::float8 AS distance WHERE false)"]  # no owner
+    branches = []
     for owner in owners:
         condition, _ = _population_condition(namespace, subject, include_shared, filters, owner)
         branches.append(
             f"(SELECT id, {distance} AS distance FROM memories_memory WHERE {condition}"  # noqa: S608
             f" AND embedding IS NOT NULL ORDER BY {distance} LIMIT %(vector_limit)s)"
         )
+    if not branches:  # neither a subject nor shared memories: nothing to search
+        branches.append("(SELECT NULL::uuid AS id, 0::float8 AS distance WHERE false)")
     count = len(set(terms))
     # Only fixed fragments and term numbers are interpolated; every value is a parameter.
     sql = f"""

@@ -83,6 +83,16 @@ def requeue_stale_jobs() -> int:
     return requeue()
 
 
+@shared_task(name="memories.subject_indexes")
+def subject_indexes() -> dict:
+    """Create and drop the partial HNSW indexes of the largest subjects (on beat)."""
+    from dataclasses import asdict
+
+    from apps.memories.subject_indexes import refresh
+
+    return asdict(refresh())
+
+
 @shared_task(
     name="memories.lifecycle_sweep",
     autoretry_for=(OperationalError,),
