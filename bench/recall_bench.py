@@ -1070,13 +1070,8 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
 
 
 def drop_subject_indexes() -> list[str]:
+    names = list(subject_indexes.existing_indexes())
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT indexname FROM pg_indexes WHERE tablename = 'memories_memory'"
-            " AND indexname LIKE %s",
-            [subject_indexes.PREFIX + "%"],
-        )
-        names = [name for (name,) in cursor.fetchall()]
         for name in names:
             cursor.execute(f'DROP INDEX "{name}"')
     return names

@@ -63,16 +63,7 @@ def refresh(*, dry_run: bool = False) -> Refresh:
             [max(minimum // 2, 1), settings.MEMORYHUB_SUBJECT_INDEX_MAX],
         )
         sizes = {index_name(subject_id): (subject_id, count) for subject_id, count in cursor}
-        # An index whose concurrent build failed is left invalid: it is built again.
-        cursor.execute(
-            """
-            SELECT c.relname, i.indisvalid FROM pg_index i
-            JOIN pg_class c ON c.oid = i.indexrelid
-            WHERE i.indrelid = 'memories_memory'::regclass AND c.relname LIKE %s
-            """,
-            [PREFIX + "%"],
-        )
-        existing = {name: valid for name, valid in cursor}
+    existing = existing_indexes()
     outcome = Refresh()
     for name, valid in sorted(existing.items()):
         if valid and name in sizes:
@@ -103,6 +94,21 @@ def refresh(*, dry_run: bool = False) -> Refresh:
             outcome.seconds,
         )
     return outcome
+
+
+def existing_indexes() -> dict[str, bool]:
+    """The subject indexes there are, by name, and whether each is valid (a concurrent build
+    that failed leaves an invalid one, which `refresh` builds again)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT c.relname, i.indisvalid FROM pg_index i
+            JOIN pg_class c ON c.oid = i.indexrelid
+            WHERE i.indrelid = 'memories_memory'::regclass AND c.relname LIKE %s
+            """,
+            [PREFIX + "%"],
+        )
+        return dict(cursor.fetchall())
 
 
 def _execute(sql: str) -> None:
