@@ -261,7 +261,7 @@ class OnnxEncoder:
         import torch
 
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vectors = np.zeros((len(texts), 0), dtype=np.float32)
+        vectors = np.zeros((len(texts), self.model.get_embedding_dimension()), dtype=np.float32)
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             features = self.model.preprocess([texts[i] for i in chunk])
@@ -271,10 +271,7 @@ class OnnxEncoder:
             with torch.inference_mode():
                 for module in self.rest:
                     features = module(features)
-            embedded = features["sentence_embedding"].float().numpy()
-            if vectors.shape[1] == 0:
-                vectors = np.zeros((len(texts), embedded.shape[1]), dtype=np.float32)
-            vectors[chunk] = embedded
+            vectors[chunk] = features["sentence_embedding"].float().numpy()
         return vectors
 
 

@@ -1,11 +1,15 @@
 """Recall: hybrid retrieval over one subject's memories (and the namespace's shared ones).
 
-Candidates come from the HNSW index on the memory embeddings (an iterative scan, so a
-subject filter still yields its rows) and from the GIN indexes on the keyed-hash token arrays
-of each memory and of its conversation neighbours (the best BM25 matches). Every candidate's
-similarities to the query, by its own embedding and by its neighbour-context embedding, are
-computed by the database; `ranking.score` fuses them. (A second HNSW search by neighbour
-context found nothing the others missed on LoCoMo, and cost a scan: it was dropped.)
+The query is embedded on a worker thread while the keyword candidates are found. Vector
+candidates are the subject's and the shared nearest, searched apart: exactly in a small
+population, else through the HNSW index (a large subject's own partial one when
+`subject_indexes` made it; an iterative scan, so a subject filter still yields its rows),
+exactly again should that walk come back short. Keyword candidates come from the GIN indexes
+on the keyed-hash token arrays of each memory and of its conversation neighbours (the best
+BM25 matches). Every candidate's similarities to the query, by its own embedding and by its
+neighbour-context embedding, are computed by the database; `ranking.score` fuses them. (A
+second HNSW search by neighbour context found nothing the others missed on LoCoMo, and cost
+a scan: it was dropped.)
 Each recall writes a RecallLog row (ids only) so admins and the subject can see what was
 served to whom.
 """
@@ -238,17 +242,13 @@ def _keyword_candidates(
         return [], []
     where, params = _population_condition(namespace, subject, include_shared, filters)
     documents = max(int(stats["documents"] or 0), 1)
-    common = {
-        i
-        for i, term in enumerate(distinct, start=1)
-        if known_frequencies.get(term, 0) > COMMON_TERM_SHARE * documents
-    }
-    if len(common) == len(distinct):
-        common = set()  # no rarer term to select by: every term selects
+    # The known frequencies are those of the population's common terms (see
+    # _population_stats): they score but do not select, unless no rarer term is there to.
+    known = {i for i, term in enumerate(distinct, start=1) if term in known_frequencies}
+    common = known if len(known) < len(distinct) else set()
     selecting = [term for i, term in enumerate(distinct, start=1) if i not in common]
     # BM25 as ranking.bm25 computes it (idf once per term), to choose which go on.
     count = len(distinct)
-    known = {i for i, term in enumerate(distinct, start=1) if term in known_frequencies}
     df = ", ".join(
         f"%(known_{i})s::integer"
         if i in known
