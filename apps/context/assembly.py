@@ -63,7 +63,7 @@ class Dropped:
     section: str
     key: str
     tokens: int
-    reason: str  # budget | section_cap | window | strategy
+    reason: str  # budget | section_cap | window | summarized | limit
 
 
 @dataclass

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 
 from apps.context.assembly import PLACEMENTS
 from apps.context.services import STRATEGIES
@@ -8,7 +9,7 @@ from apps.context.tokenizers import model_table
 
 
 class PlaygroundForm(forms.Form):
-    """The playground's inputs; read from the query string, so a configuration is a link."""
+    """The playground's inputs: posted, or loaded from a saved set-up's link."""
 
     namespace = forms.ChoiceField()
     subject = forms.CharField(max_length=255, required=False)
@@ -34,4 +35,5 @@ class PlaygroundForm(forms.Form):
         self.fields["namespace"].choices = [(slug, slug) for slug in namespaces]
         models = sorted(model_table())
         self.fields["model"].choices = [(name, name) for name in models]
-        self.fields["model"].initial = "gpt-4o" if "gpt-4o" in models else models[0]
+        default = settings.MEMORYHUB_DEFAULT_MODEL
+        self.fields["model"].initial = default if default in models else models[0]

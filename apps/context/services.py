@@ -107,7 +107,7 @@ def context_assemble(
             },
         )
     tokenizer = tokenizer_for(model.tokenizer)
-    exact = model.exact and tokenizer.exact
+    exact = model.exact
     keys = KeyCache()
     subject = (
         Subject.objects.filter(namespace=namespace, external_id=request.subject).first()
@@ -354,18 +354,13 @@ def playground_config_save(
     return saved
 
 
-def playground_config_get(*, user: Any, config_id: str) -> tuple[Namespace, dict[str, Any]]:
+def playground_config_get(*, user: Any, config_id: str) -> dict[str, Any]:
     """A saved set-up in one of the user's namespaces; anything else is not found."""
     try:
         key = uuid.UUID(str(config_id))
     except ValueError:
         raise NotFound("Saved configuration not found.") from None
-    saved = (
-        PlaygroundConfig.objects.filter(pk=key, namespace__in=namespaces_for_user(user))
-        .select_related("namespace")
-        .first()
-    )
+    saved = PlaygroundConfig.objects.filter(pk=key, namespace__in=namespaces_for_user(user)).first()
     if saved is None:
         raise NotFound("Saved configuration not found.")
-    text = open_row(KeyCache(), saved, saved.namespace_id, None)
-    return saved.namespace, json.loads(text)
+    return json.loads(open_row(KeyCache(), saved, saved.namespace_id, None))

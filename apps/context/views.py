@@ -41,12 +41,12 @@ SECTION_LABELS = {
 @login_required
 def playground(request: HttpRequest) -> HttpResponse:
     slugs = list(namespaces_for_user(request.user).values_list("slug", flat=True))
-    context: dict[str, Any] = {"labels": SECTION_LABELS, "results": [], "error": None}
+    context: dict[str, Any] = {"results": [], "error": None}
     if request.method == "POST":
         form = PlaygroundForm(request.POST, namespaces=slugs)
     elif "saved" in request.GET:
         try:
-            _, config = playground_config_get(user=request.user, config_id=request.GET["saved"])
+            config = playground_config_get(user=request.user, config_id=request.GET["saved"])
             form = PlaygroundForm(config, namespaces=slugs)
         except ApplicationError as error:
             form = PlaygroundForm(namespaces=slugs)
@@ -101,6 +101,5 @@ def _for_display(result: dict[str, Any]) -> dict[str, Any]:
     for section in result["sections"]:
         section["percent"] = round(100 * section["tokens"] / budget, 2)
         section["label"] = SECTION_LABELS[section["name"]]
-    result["free_tokens"] = result["budget_tokens"] - result["total_tokens"]
     result["used_percent"] = round(100 * result["total_tokens"] / budget, 1)
     return result

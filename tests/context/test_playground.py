@@ -38,7 +38,7 @@ def config(**fields) -> dict:
 
 
 @pytest.mark.django_db
-def test_a_configuration_in_the_address_assembles_and_explains(
+def test_a_posted_configuration_assembles_and_explains(
     seeded: Tenant, alice_client: Client
 ) -> None:
     page = alice_client.post(URL, config()).content.decode()
