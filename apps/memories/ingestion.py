@@ -781,19 +781,8 @@ def document_ingest(
             f"overlap_tokens must be between 0 and half of chunk_tokens ({size // 2}).",
             details={"overlap_tokens": ["out of range"]},
         )
-    if not isinstance(text, str) or not text.strip():
-        raise ApplicationError("The document is empty.", details={"text": ["required"]})
-    if "\x00" in text:
-        raise ApplicationError("Text must not contain NUL bytes.", details={"text": ["nul"]})
+    validate_content(text, field="text", limit=settings.MEMORYHUB_MAX_DOCUMENT_BYTES)
     size_bytes = len(text.encode())
-    limit = settings.MEMORYHUB_MAX_DOCUMENT_BYTES
-    if size_bytes > limit:
-        raise ApplicationError(
-            f"The document is {size_bytes} bytes; the limit is {limit}.",
-            code="content_too_large",
-            status_code=413,
-            details={"text": {"bytes": size_bytes, "limit": limit}},
-        )
     encoding = settings.MEMORYHUB_CHUNK_ENCODING
 
     def count(piece: str) -> int:
@@ -871,17 +860,17 @@ def _store_document(
     chunks: list[chunking.Chunk],
     keys: KeyCache,
 ) -> DocumentOutcome:
-    with transaction.atomic():
-        memories = memories_create_bulk(actor=actor, namespace=namespace, items=items, keys=keys)
-        audit_record(
-            actor=actor,
-            action="document.ingest",
-            namespace=namespace,
-            subject_id=memories[0].subject_id if memories else None,
-            object_type="document",
-            object_id=str(document_id),
-            details={"chunks": len(chunks), "bytes": size_bytes, "chunk_tokens": size},
-        )
+    # Inside the caller's transaction: the memories, the audit event and the job together.
+    memories = memories_create_bulk(actor=actor, namespace=namespace, items=items, keys=keys)
+    audit_record(
+        actor=actor,
+        action="document.ingest",
+        namespace=namespace,
+        subject_id=memories[0].subject_id if memories else None,
+        object_type="document",
+        object_id=str(document_id),
+        details={"chunks": len(chunks), "bytes": size_bytes, "chunk_tokens": size},
+    )
     return DocumentOutcome(
         str(document_id), [str(m.id) for m in memories], [c.tokens for c in chunks]
     )

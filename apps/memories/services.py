@@ -43,20 +43,22 @@ from memoryhub.exceptions import ApplicationError
 EXPORT_SCHEMA_ID = "/api/v1/schemas/subject-export-v1.json"
 
 
-def validate_content(content: str) -> None:
-    """Refuse content that is empty, has NUL bytes, or exceeds the configured size."""
+def validate_content(content: str, *, field: str = "content", limit: int | None = None) -> None:
+    """Refuse text that is empty, has NUL bytes, or exceeds its size limit (by default the
+    configured content limit), naming `field` in the error."""
+    label = field.capitalize()
     if not isinstance(content, str) or not content.strip():
-        raise ApplicationError("Content must be non-empty text.", details={"content": ["required"]})
+        raise ApplicationError(f"{label} must not be empty.", details={field: ["required"]})
     if "\x00" in content:
-        raise ApplicationError("Content must not contain NUL bytes.", details={"content": ["nul"]})
+        raise ApplicationError(f"{label} must not contain NUL bytes.", details={field: ["nul"]})
     size = len(content.encode("utf-8", errors="strict"))
-    limit = settings.MEMORYHUB_MAX_CONTENT_BYTES
+    limit = settings.MEMORYHUB_MAX_CONTENT_BYTES if limit is None else limit
     if size > limit:
         raise ApplicationError(
-            f"Content is {size} bytes; the limit is {limit}.",
+            f"{label} is {size} bytes; the limit is {limit}.",
             code="content_too_large",
             status_code=413,
-            details={"content": {"bytes": size, "limit": limit}},
+            details={field: {"bytes": size, "limit": limit}},
         )
 
 
