@@ -51,10 +51,16 @@ def embed_memories(memories: Sequence[Memory], contents: Sequence[str]) -> None:
         )
         return
     for memory, vector in zip(memories, vectors, strict=True):
-        memory.embedding = vector
-        memory.embedding_model = provider.name
-        if not memory.session_key:
-            memory.context_embedding = vector
+        set_embedding(memory, vector, provider.name)
+
+
+def set_embedding(memory: Memory, vector: np.ndarray, model: str) -> None:
+    """A memory's embedding; outside a session it is also its context embedding (it has no
+    neighbours)."""
+    memory.embedding = vector
+    memory.embedding_model = model
+    if not memory.session_key:
+        memory.context_embedding = vector
 
 
 def refresh_neighbour_context(memories: Iterable[Memory], *, unsaved: bool = False) -> int:

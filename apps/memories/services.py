@@ -18,6 +18,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from apps.audit.actors import Actor
@@ -34,8 +35,23 @@ from apps.memories.encryption import (
     seal_memory,
     seal_version,
 )
-from apps.memories.indexing import embed_memories, index_memory, refresh_neighbour_context
-from apps.memories.models import DataKey, Kind, Memory, MemoryVersion, Session, Status, Subject
+from apps.memories.indexing import (
+    embed_memories,
+    index_memory,
+    refresh_neighbour_context,
+    set_embedding,
+)
+from apps.memories.models import (
+    DataKey,
+    Kind,
+    Memory,
+    MemoryVersion,
+    Message,
+    Session,
+    SessionSummary,
+    Status,
+    Subject,
+)
 from apps.memories.tasks import vacuum_data_keys
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import ApplicationError
@@ -269,12 +285,10 @@ def _create_memories(
         memories.append(memory)
     missing = [i for i, item in enumerate(items) if item.embedding is None]
     embed_memories([memories[i] for i in missing], [items[i].content for i in missing])
+    model = get_provider().name
     for memory, item in zip(memories, items, strict=True):
         if item.embedding is not None:
-            memory.embedding = item.embedding
-            memory.embedding_model = get_provider().name
-            if not memory.session_key:
-                memory.context_embedding = item.embedding
+            set_embedding(memory, item.embedding, model)
     refresh_neighbour_context(memories, unsaved=True)
     Memory.objects.bulk_create(memories)
     versions = []
@@ -450,8 +464,17 @@ def subject_export(*, actor: Actor, subject: Subject) -> dict[str, Any]:
 
 def _export_sessions(keys: KeyCache, subject: Subject) -> list[dict[str, Any]]:
     sessions = []
-    for session in Session.objects.filter(subject=subject).order_by("created_at", "id"):
-        summary = session.summaries.order_by("-version").first()
+    # Three queries in all, however many sessions: their messages and summaries come along.
+    found = (
+        Session.objects.filter(subject=subject)
+        .order_by("created_at", "id")
+        .prefetch_related(
+            Prefetch("messages", queryset=Message.objects.order_by("position")),
+            Prefetch("summaries", queryset=SessionSummary.objects.order_by("-version")),
+        )
+    )
+    for session in found:
+        summary = next(iter(session.summaries.all()), None)  # the newest version
         sessions.append(
             {
                 "session": session.external_id,
@@ -464,7 +487,7 @@ def _export_sessions(keys: KeyCache, subject: Subject) -> list[dict[str, Any]]:
                         "content": open_row(keys, m, subject.namespace_id, subject.pk),
                         "created_at": m.created_at.isoformat(),
                     }
-                    for m in session.messages.order_by("position")
+                    for m in session.messages.all()
                 ],
                 "summary": None
                 if summary is None
