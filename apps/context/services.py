@@ -109,11 +109,6 @@ def context_assemble(
     tokenizer = tokenizer_for(model.tokenizer)
     exact = model.exact
     keys = KeyCache()
-    subject = (
-        Subject.objects.filter(namespace=namespace, external_id=request.subject).first()
-        if request.subject is not None
-        else None
-    )
 
     # Recall: the subject's memories and the namespace's shared ones, in one search.
     mark = time.perf_counter()
@@ -125,7 +120,9 @@ def context_assemble(
         k=request.recall_k,
         include_shared=True,
         log=False,
+        keys=keys,
     )
+    subject = outcome.subject
     candidates: dict[str, list[assembly.Item]] = {name: [] for name in assembly.DEFAULT_PRIORITIES}
     memories_by_id: dict[str, Memory] = {}
     for hit in outcome.hits:

@@ -78,6 +78,7 @@ class RecallOutcome:
     hits: list[RecallHit]
     recall_id: uuid.UUID | None
     timings_ms: dict[str, float]
+    subject: Subject | None = None  # the subject searched, if it exists
 
 
 def recall_memories(
@@ -93,6 +94,7 @@ def recall_memories(
     weights: ranking.Weights | None = None,
     purpose: str = "recall",
     log: bool = True,
+    keys: KeyCache | None = None,
 ) -> RecallOutcome:
     """The k memories of the subject (and shared ones) most relevant to `query`, best first,
     each with its score components. Writes one RecallLog row unless `log` is False."""
@@ -114,7 +116,7 @@ def recall_memories(
         if subject_external_id is not None
         else None
     )
-    keys = KeyCache()
+    keys = keys or KeyCache()
     # The query is embedded on another thread (the model and the HTTP client release the
     # GIL) while this one finds the keyword candidates: the two waits overlap.
     embedding = _embedder.submit(_timed_embedding, query)
@@ -213,7 +215,7 @@ def recall_memories(
         ).id
     timings["fetch"] = _ms(mark)
     timings["total"] = _ms(started)
-    return RecallOutcome(hits=hits, recall_id=recall_id, timings_ms=timings)
+    return RecallOutcome(hits=hits, recall_id=recall_id, timings_ms=timings, subject=subject)
 
 
 def _keyword_candidates(
