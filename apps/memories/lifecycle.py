@@ -129,6 +129,7 @@ def enforce_cap(*, actor: Actor, namespace: Namespace, dry_run: bool = False) ->
         .annotate(n=Count("id"))
         .filter(n__gt=cap)
     )
+    since = timezone.now() - timedelta(days=settings.MEMORYHUB_CAP_RECALL_WINDOW_DAYS)
     with transaction.atomic():
         for row in over:
             memories = list(
@@ -140,7 +141,6 @@ def enforce_cap(*, actor: Actor, namespace: Namespace, dry_run: bool = False) ->
                 ).only("id", "importance", "confidence", "created_at", "occurred_at")
             )
             served: dict[Any, int] = defaultdict(int)
-            since = timezone.now() - timedelta(days=settings.MEMORYHUB_CAP_RECALL_WINDOW_DAYS)
             for ids in RecallLog.objects.filter(
                 namespace=namespace, subject_id=row["subject_id"], created_at__gte=since
             ).values_list("memory_ids", flat=True):
@@ -156,8 +156,7 @@ def enforce_cap(*, actor: Actor, namespace: Namespace, dry_run: bool = False) ->
                 Memory.objects.filter(pk__in=drop).update(
                     status=Status.ARCHIVED, updated_at=timezone.now()
                 )
-        if not dry_run:
-            _audit(actor, namespace, report)
+        _audit(actor, namespace, report)
     return report
 
 
@@ -197,7 +196,7 @@ def summarize_old_episodes(
             turns = [
                 extraction.Turn("user", open_memory(keys, m), i) for i, m in enumerate(members)
             ]
-            text = summarizer.summarize(turns) or open_memory(keys, members[-1])
+            text = summarizer.summarize(turns) or turns[-1].content
             first, last = members[0], members[-1]
             (summary,) = _create_memories(
                 actor=actor,
@@ -216,11 +215,12 @@ def summarize_old_episodes(
                 ],
                 keys=keys,
             )
+            now = timezone.now()
             for member in members:
                 member.status = Status.ARCHIVED
                 member.metadata = {**member.metadata, "summarized_into": str(summary.id)}
-                member.updated_at = timezone.now()
-                member.save(update_fields=["status", "metadata", "updated_at"])
+                member.updated_at = now
+            Memory.objects.bulk_update(members, ["status", "metadata", "updated_at"])
         _audit(actor, namespace, report)
     return report
 
