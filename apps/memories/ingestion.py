@@ -669,7 +669,9 @@ def _consolidate_one(
                 similarity,
             )
             return
-    previous = [old.id for old in current.filter(metadata__slot=slot)] if slot else []
+    previous = (
+        list(current.filter(metadata__slot=slot).values_list("id", flat=True)) if slot else []
+    )
     previous += [other.item.id for other in pending if slot and other.slot == slot]
     pending.append(
         _Pending(
