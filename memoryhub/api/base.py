@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 from rest_framework import exceptions
 from rest_framework.permissions import IsAuthenticated
@@ -16,6 +16,16 @@ from apps.audit.services import audit_denied
 from apps.namespaces.models import Namespace
 from apps.namespaces.selectors import namespace_for_api_key
 from memoryhub.exceptions import NotFound
+
+
+def deny_permission(
+    actor: Actor, action: str, namespace: Namespace, needed: str | None
+) -> NoReturn:
+    """A refused permission: audited (in the namespace, naming the permission), then a 403."""
+    audit_denied(
+        actor=actor, action=action, namespace=namespace, reason=f"missing_permission:{needed}"
+    )
+    raise exceptions.PermissionDenied(f"This API key lacks the '{needed}' permission.")
 
 
 class NamespacedAPIView(APIView):
@@ -47,13 +57,7 @@ class NamespacedAPIView(APIView):
             raise
         needed = self.required_permissions.get(request.method or "", None)
         if needed is None or not self.api_key.has_permission(needed):
-            audit_denied(
-                actor=self.actor,
-                action=self.audit_action(request),
-                namespace=self.namespace,
-                reason=f"missing_permission:{needed}",
-            )
-            raise exceptions.PermissionDenied(f"This API key lacks the '{needed}' permission.")
+            deny_permission(self.actor, self.audit_action(request), self.namespace, needed)
 
     def check_throttles(self, request: Request) -> None:
         """Done in check_permissions already (DRF would throttle only after permissions)."""

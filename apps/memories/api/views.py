@@ -10,7 +10,6 @@ from django.views.decorators.http import require_GET
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,7 +18,6 @@ from rest_framework.views import APIView
 from apps.accounts.api.authentication import ApiKeyAuthentication, ApiKeyRateThrottle
 from apps.accounts.models import Permission
 from apps.audit.actors import Actor
-from apps.audit.services import audit_denied
 from apps.memories import ingestion, selectors, services
 from apps.memories.api.serializers import (
     DocumentIngestResultSerializer,
@@ -39,7 +37,7 @@ from apps.memories.api.serializers import (
 from apps.memories.encryption import KeyCache
 from apps.memories.models import JobStatus
 from apps.memories.recall import RecallFilters, recall_memories
-from memoryhub.api.base import NamespacedAPIView
+from memoryhub.api.base import NamespacedAPIView, deny_permission
 from memoryhub.api.pagination import NewestFirstCursorPagination
 from memoryhub.api.serializers import error_responses
 from memoryhub.exceptions import ApplicationError
@@ -296,13 +294,8 @@ class JobDetailView(APIView):
     def get(self, request: Request, job_id: str) -> Response:
         job = selectors.job_for_api_key(api_key=request.auth, job_id=job_id)
         if not (request.auth.has_permission(READ) or request.auth.has_permission(WRITE)):
-            audit_denied(
-                actor=Actor.for_api_key(request.auth, request),
-                action="api.JobDetailView.get",
-                namespace=job.namespace,
-                reason=f"missing_permission:{READ}",
-            )
-            raise PermissionDenied(f"This API key lacks the '{READ}' permission.")
+            actor = Actor.for_api_key(request.auth, request)
+            deny_permission(actor, "api.JobDetailView.get", job.namespace, READ)
         return Response(JobSerializer(job).data)
 
 
