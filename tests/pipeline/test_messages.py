@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from apps.audit.models import AuditEvent, Outcome
 from apps.memories.encryption import KeyCache, open_memory, open_row
 from apps.memories.models import ConsolidationLog, Job, Memory, Message, Session
 from apps.namespaces.models import Namespace
@@ -406,5 +407,10 @@ def test_reading_a_job_needs_a_memories_permission(
     job_id = post(acme, body, capture=django_capture_on_commit_callbacks).json()["id"]
     context_only = api_client(make_api_key([acme.namespace], ["context"]))
     assert context_only.get(f"/api/v1/jobs/{job_id}").status_code == 403
+    refused = AuditEvent.objects.order_by("-id").first()
+    assert refused is not None
+    assert refused.outcome == Outcome.DENIED
+    assert refused.namespace_slug == acme.namespace.slug
+    assert refused.details == {"reason": "missing_permission:memories:read"}
     writer = api_client(make_api_key([acme.namespace], ["memories:write"]))
     assert writer.get(f"/api/v1/jobs/{job_id}").status_code == 200
