@@ -7,6 +7,8 @@ they are never logged, returned by the API or written to the audit log.
 
 from __future__ import annotations
 
+import copy
+import gc
 import logging
 import os
 import threading
@@ -69,11 +71,14 @@ def cpu_has_bf16() -> bool:
 class SentenceTransformerProvider:
     """A local sentence-transformers model on the CPU, loaded on first use.
 
-    On CPUs with native bfloat16 the weights run in bfloat16 in torch: about three times the
-    throughput of float32, with embeddings at cosine 0.9999 to the float32 ones. Elsewhere
-    the model's transformer runs in ONNX Runtime (`OnnxEncoder`, same vectors): 1.4 times
-    torch's batch throughput and half its single-query latency on an AVX2-only 2-core
-    machine. `runtime="torch"` keeps a float32 model in torch too.
+    Batches (documents) run in bfloat16 in torch on CPUs that compute it natively: about
+    three times float32's throughput, embeddings at cosine 0.9999 to the float32 ones.
+    Elsewhere the model's transformer runs in ONNX Runtime (`OnnxEncoder`, same vectors):
+    1.4 times torch's batch throughput on an AVX2-only 2-core machine.
+    Single queries always run in float32 in ONNX Runtime on one thread: in torch a single
+    short sentence is mostly per-operator overhead (twice the latency, bfloat16 or not), and
+    that overhead holds the GIL that the recall's keyword search, on another thread, needs.
+    `runtime="torch"` keeps everything in torch.
     """
 
     def __init__(
@@ -90,8 +95,10 @@ class SentenceTransformerProvider:
         self.name = f"local:{Path(self.model_ref).name or self.model_ref}"
         self.batch_size = batch_size
         self._model = None
-        # ONNX Runtime sessions: one thread for single queries, every core for batches.
-        self._encoders: tuple[OnnxEncoder, OnnxEncoder] | Literal[False] | None = None
+        # ONNX Runtime sessions: one thread for single queries, every core for batches (only
+        # for a float32 model; a bfloat16 one batches in torch).
+        self._query_encoder: OnnxEncoder | None = None
+        self._batch_encoder: OnnxEncoder | None = None
         self._lock = threading.Lock()
         self.dimensions = 384
 
@@ -111,17 +118,26 @@ class SentenceTransformerProvider:
                     import torch
 
                     model = SentenceTransformer(self.model_ref, device="cpu")
+                    self.dimensions = int(model.get_embedding_dimension())
+                    if self.runtime != "torch":  # exported from the float32 weights
+                        encoders = OnnxEncoder.pair(model, batches=self.dtype == "float32")
+                        if encoders:
+                            self._query_encoder, self._batch_encoder = encoders
                     if self.dtype == "bfloat16":
                         model = model.to(torch.bfloat16)
-                    self.dimensions = int(model.get_embedding_dimension())
-                    if self.runtime != "torch" and self.dtype == "float32":
-                        self._encoders = OnnxEncoder.pair(model)
                     self._model = model
+                    # torch and transformers leave half a million long-lived objects behind,
+                    # which every full collection would walk again (a quarter of a second,
+                    # mid-request): they go to the permanent generation instead.
+                    gc.collect()
+                    gc.freeze()
                     logger.info(
-                        "Loaded embedding model %s (%d dimensions, %s) in %.1fs",
+                        "Loaded embedding model %s (%d dimensions; queries: %s, batches: %s)"
+                        " in %.1fs",
                         self.name,
                         self.dimensions,
-                        "ONNX Runtime" if self._encoders else "torch",
+                        self.query_runtime,
+                        self.batch_runtime,
                         time.perf_counter() - started,
                     )
         return self._model
@@ -130,8 +146,8 @@ class SentenceTransformerProvider:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         model = self._load()
-        if self._encoders:
-            return normalise(self._encoders[1].encode(list(texts), self.batch_size))
+        if self._batch_encoder:
+            return normalise(self._batch_encoder.encode(list(texts), self.batch_size))
         vectors = model.encode(
             list(texts), batch_size=self.batch_size, convert_to_tensor=True, show_progress_bar=False
         )
@@ -141,8 +157,8 @@ class SentenceTransformerProvider:
         """One sentence, on one thread: splitting a single short sequence over both cores
         costs more in hand-offs than it gains."""
         self._load()
-        if self._encoders:
-            return normalise(self._encoders[0].encode([text], 1))[0]
+        if self._query_encoder:
+            return normalise(self._query_encoder.encode([text], 1))[0]
         import torch
 
         threads = torch.get_num_threads()
@@ -153,9 +169,14 @@ class SentenceTransformerProvider:
             torch.set_num_threads(threads)
 
     @property
-    def onnx(self) -> bool:
-        """Whether the model runs in ONNX Runtime (after loading)."""
-        return bool(self._encoders)
+    def query_runtime(self) -> str:
+        """What embeds single queries (known once loaded)."""
+        return "onnxruntime float32" if self._query_encoder else f"torch {self.dtype}"
+
+    @property
+    def batch_runtime(self) -> str:
+        """What embeds batches of documents (known once loaded)."""
+        return "onnxruntime float32" if self._batch_encoder else f"torch {self.dtype}"
 
 
 class OnnxEncoder:
@@ -175,19 +196,24 @@ class OnnxEncoder:
         self.model = model
         self.session = session
         self.names = names
-        self.rest = list(model)[1:]
+        # A float32 copy: the model's own may be cast to bfloat16 for torch batches later.
+        self.rest = copy.deepcopy(list(model)[1:])
 
     @classmethod
-    def pair(cls, model) -> tuple[OnnxEncoder, OnnxEncoder] | Literal[False]:  # type: ignore[no-untyped-def]
-        """Encoders for single queries (one thread) and for batches (every core), or False
-        when the model must stay on torch."""
+    def pair(  # type: ignore[no-untyped-def]
+        cls, model, *, batches: bool
+    ) -> tuple[OnnxEncoder, OnnxEncoder | None] | Literal[False]:
+        """Encoders for single queries (one thread) and, if `batches`, for batches (every
+        core); False when the model must stay on torch. `model` must be in float32."""
         import torch
 
         started = time.perf_counter()
         try:
             graph, names = cls._export(model)
             single = cls(model, cls._session(graph, 1), names)
-            batch = cls(model, cls._session(graph, torch.get_num_threads()), names)
+            batch = None
+            if batches:
+                batch = cls(model, cls._session(graph, torch.get_num_threads()), names)
             reference = model.encode([cls.PROBE], convert_to_numpy=True, show_progress_bar=False)
             similarity = float(
                 normalise(single.encode([cls.PROBE], 1))[0] @ normalise(reference)[0]

@@ -16,7 +16,9 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import HnswIndex
+
+from apps.memories.fields import EmbeddingField, TermArrayField
 
 EMBEDDING_DIMENSIONS = 384
 
@@ -97,7 +99,7 @@ class Memory(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SEMANTIC)
     content_encrypted = models.BinaryField()
     key_version = models.PositiveIntegerField()
-    token_index = ArrayField(models.IntegerField(), default=list, blank=True)
+    token_index = TermArrayField(default=list, blank=True)
     token_count = models.PositiveIntegerField(default=0)
     importance = models.FloatField(default=0.5)
     confidence = models.FloatField(default=1.0)
@@ -112,7 +114,7 @@ class Memory(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     version = models.PositiveIntegerField(default=1)
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding = EmbeddingField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True, default="", db_default="")
     # Conversation turns know their place: the session they belong to and their position in
     # it. Recall uses the neighbouring turns (two either side) as context of each turn.
@@ -120,13 +122,13 @@ class Memory(models.Model):
     position = models.IntegerField(null=True, blank=True)
     # Keyed-hash tokens of the neighbouring turns (+-1 twice, +-2 once: weights 2:1), sorted,
     # and the neighbour-weighted embedding; derived from stored columns, refreshed on writes.
-    context_index = ArrayField(models.IntegerField(), default=list, blank=True)
+    context_index = TermArrayField(default=list, blank=True)
     # Tokens of the memory's line in a prompt ("- " + content) per OpenAI encoding, counted at
     # write time so assembly need not count them again. Like token_count, a length: no text.
     prompt_tokens = models.JSONField(
         default=dict, blank=True, db_default=models.Value({}, output_field=models.JSONField())
     )
-    context_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    context_embedding = EmbeddingField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
