@@ -715,7 +715,7 @@ def exact_top(matrix: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:
 
 def vector_candidates(namespace: Namespace, subject: Subject, query_vector: np.ndarray) -> list:
     """The 60 nearest of the subject's (and shared) active memories by `embedding`, asked
-    the way the recall asks its HNSW index (iterative scan, ef_search 100)."""
+    the way the recall asks its HNSW index (settings.HNSW_SEARCH_OPTIONS)."""
     sql = (
         "SELECT id FROM memories_memory WHERE namespace_id = %s"
         " AND (subject_id = %s OR subject_id IS NULL) AND status = 'active'"
@@ -723,9 +723,7 @@ def vector_candidates(namespace: Namespace, subject: Subject, query_vector: np.n
         " AND embedding IS NOT NULL ORDER BY embedding <=> %s::vector LIMIT %s"
     )
     vector = "[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]"
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute("SET LOCAL hnsw.ef_search = 100")
+    with connection.cursor() as cursor:  # the connection's HNSW settings, as recall's
         cursor.execute(sql, [namespace.pk, subject.pk, vector, VECTOR_CANDIDATES])
         return [row[0] for row in cursor.fetchall()]
 

@@ -129,6 +129,16 @@ else:
         )
     }
 DATABASES["default"]["TEST"] = {"NAME": env_str("DATABASE_TEST_NAME", "test_memoryhub")}
+# Every connection walks HNSW indexes the way recall needs (apps/memories/recall.py): past
+# the first candidates until enough pass a subject's filter (iterative scans, with memory
+# for them), 100 at a time. Start-up options of the connection: no statement per recall.
+HNSW_SEARCH_OPTIONS = (
+    "-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100 -c hnsw.scan_mem_multiplier=8"
+)
+_database_options = DATABASES["default"].setdefault("OPTIONS", {})
+_database_options["options"] = " ".join(
+    filter(None, [_database_options.get("options"), HNSW_SEARCH_OPTIONS])
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHE_URL = env_url("CACHE_URL", schemes=("redis", "rediss"))

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import connection
 
 from apps.audit.actors import Actor
 from apps.memories import keyword_index, ranking
@@ -41,11 +41,11 @@ MAX_QUERY_CHARS = 4000
 VECTOR_CANDIDATES = 40
 KEYWORD_CANDIDATES = 100
 # A query term held by more than this share of the searched memories ("common") scores
-# candidates but does not select them, as long as a rarer term does (Lucene's common-terms
-# cut-off): matches of a common term alone score too low to matter, and a large subject has
-# thousands of them. A population of at least COMMON_TERMS_MIN_DOCUMENTS memories has its
-# common terms (with their document frequencies) counted with its other statistics; a smaller
-# one is cheap to search by every term.
+# candidates but does not select them (Lucene's common-terms cut-off): matches of a common
+# term alone score too low to matter, and a large subject has thousands of them. A query of
+# common terms only is selected by the rarest of them. A population of at least
+# COMMON_TERMS_MIN_DOCUMENTS memories has its common terms (with their document frequencies)
+# counted with its other statistics; a smaller one is cheap to search by every term.
 COMMON_TERM_SHARE = 0.05
 # A population this small is searched exactly (every vector compared): cheaper than the HNSW
 # graph, and immune to its blind spots (a graph crowded with deleted or duplicate vectors can
@@ -111,16 +111,16 @@ def recall_memories(
     timings: dict[str, float] = {}
     started = time.perf_counter()
 
-    subject = (
-        Subject.objects.filter(namespace=namespace, external_id=subject_external_id).first()
-        if subject_external_id is not None
-        else None
-    )
-    keys = keys or KeyCache()
     # The query is embedded on another thread (the model and the HTTP client release the
-    # GIL) while this one finds the keyword candidates: the two waits overlap.
+    # GIL) while this one finds the subject and the keyword candidates: the waits overlap.
     embedding = _embedder.submit(_timed_embedding, query)
     try:
+        subject = (
+            Subject.objects.filter(namespace=namespace, external_id=subject_external_id).first()
+            if subject_external_id is not None
+            else None
+        )
+        keys = keys or KeyCache()
         terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
         weights = ranking.adapt(weights or ranking.Weights(), query)
         stats = _population_stats(namespace, subject, include_shared)
@@ -137,15 +137,11 @@ def recall_memories(
 
     mark = time.perf_counter()
     # Similarities are computed by the database: vectors never travel to Python for scoring.
-    with transaction.atomic(), connection.cursor() as cursor:
-        # Keep scanning the HNSW graph until enough rows pass the subject filter, with memory
-        # for it: at the default (work_mem), a subject whose memories all lie beyond thousands
-        # of others' got one candidate instead of forty.
-        cursor.execute(
-            "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 100;"
-            " SET LOCAL hnsw.scan_mem_multiplier = 8"
-        )
-        exact = stats["documents"] <= EXACT_SCAN_DOCUMENTS
+    # The connection's HNSW settings (settings.HNSW_SEARCH_OPTIONS) keep the graph walk going
+    # until enough rows pass the subject filter, with memory for it: at the defaults, a
+    # subject whose memories all lie beyond thousands of others' got one candidate, not forty.
+    exact = stats["documents"] <= EXACT_SCAN_DOCUMENTS
+    with connection.cursor() as cursor:
         while True:
             sql, params = _candidate_sql(
                 namespace, subject, include_shared, filters, query_vector, terms, keyword_ids, exact
@@ -245,10 +241,19 @@ def _keyword_candidates(
     where, params = _population_condition(namespace, subject, include_shared, filters)
     documents = max(int(stats["documents"] or 0), 1)
     # The known frequencies are those of the population's common terms (see
-    # _population_stats): they score but do not select, unless no rarer term is there to.
+    # _population_stats): they score but do not select.
     known = {i for i, term in enumerate(distinct, start=1) if term in known_frequencies}
-    common = known if len(known) < len(distinct) else set()
-    selecting = [term for i, term in enumerate(distinct, start=1) if i not in common]
+    selecting = [term for i, term in enumerate(distinct, start=1) if i not in known]
+    if not selecting:  # only common terms: the rarest of them selects
+        selecting = [min(distinct, key=known_frequencies.__getitem__)]
+    # A small population is filtered row by row (cheaper than the GIN indexes, which would
+    # gather every namespace match of a frequent term first); a large one through them.
+    matching = (
+        "(token_index || context_index) && %(selecting)s::integer[]"
+        if documents <= EXACT_SCAN_DOCUMENTS
+        else "(token_index && %(selecting)s::integer[]"
+        " OR context_index && %(selecting)s::integer[])"
+    )
     # BM25 as ranking.bm25 computes it (idf once per term), to choose which go on.
     count = len(distinct)
     df = ", ".join(
@@ -279,8 +284,7 @@ def _keyword_candidates(
                    cardinality(token_index) AS own_length,
                    cardinality(context_index) AS context_length
             FROM memories_memory
-            WHERE {where} AND (token_index && %(selecting)s::integer[]
-                               OR context_index && %(selecting)s::integer[])
+            WHERE {where} AND {matching}
         ),
         -- GROUP BY (): one row, even when every frequency is known (and nothing aggregates)
         counted AS (SELECT ARRAY[{df}]::integer[] AS df FROM keyword GROUP BY ()),

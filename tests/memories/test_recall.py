@@ -447,8 +447,12 @@ def test_a_large_populations_common_terms_score_but_do_not_select(
         NewMemory(subject_external_id="u1", content=f"weather note {n} for the log")
         for n in range(300)
     ] + [NewMemory(subject_external_id="u1", content="weather balloon zeppelin sighting")]
+    items += [
+        NewMemory(subject_external_id="u1", content=f"sunny weather on day {n} of the trip")
+        for n in range(30)
+    ]
     memories_create_bulk(actor=ACTOR, namespace=acme.namespace, items=items)
-    # 301 memories are under the minimum: every query term selects, and all are counted.
+    # 331 memories are under the minimum: every query term selects, and all are counted.
     counted = recall(acme, "u1", "weather zeppelin", k=100, include_shared=False)
     assert len(counted.hits) == 100
 
@@ -461,7 +465,22 @@ def test_a_large_populations_common_terms_score_but_do_not_select(
     assert len(cut.hits) <= recall_module.VECTOR_CANDIDATES + 1
     # Its known count gives the same BM25 as counting it.
     assert cut.hits[0].components["keyword"] == pytest.approx(counted.hits[0].components["keyword"])
-    # A query of common terms only still selects by them.
+    # A query of common terms only is selected by the rarest of them.
     only_common = recall(acme, "u1", "weather", k=100, include_shared=False)
     assert len(only_common.hits) == 100
     assert all(hit.components["keyword"] > 0 for hit in only_common.hits)
+    both_common = recall(acme, "u1", "sunny weather", k=100, include_shared=False)
+    sunny = [text for text in contents(both_common) if text.startswith("sunny")]
+    assert len(sunny) == 30  # "sunny" (30 memories, over 5%) selected them all
+    assert len(both_common.hits) <= recall_module.VECTOR_CANDIDATES + 30  # "weather" did not
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("iterative_scan", "relaxed_order"), ("ef_search", "100"), ("scan_mem_multiplier", "8")],
+)
+def test_every_connection_walks_hnsw_indexes_the_way_recall_needs(name: str, value: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SHOW hnsw.{name}")
+        assert cursor.fetchone()[0] == value
