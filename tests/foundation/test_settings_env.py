@@ -120,3 +120,15 @@ def test_check_deploy_passes_with_production_settings() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+@pytest.mark.parametrize(("configured", "expected"), [(None, 0.0002), ("0.001", 0.001)])
+def test_settings_set_the_interpreters_thread_switch_interval(
+    configured: str | None, expected: float
+) -> None:
+    env = {"MEMORYHUB_GIL_SWITCH_INTERVAL": configured} if configured else {}
+    result = run_python(
+        "import sys, django; django.setup(); print(sys.getswitchinterval())", env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert float(result.stdout.split()[-1]) == pytest.approx(expected)
