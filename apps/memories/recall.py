@@ -40,18 +40,21 @@ MAX_K = 100
 MAX_QUERY_CHARS = 4000
 VECTOR_CANDIDATES = 40
 KEYWORD_CANDIDATES = 100
-# A query term held by more than this share of the searched memories ("common") scores
-# candidates but does not select them (Lucene's common-terms cut-off): matches of a common
-# term alone score too low to matter, and a large subject has thousands of them. A query of
-# common terms only is selected by the rarest of them. A population of at least
-# COMMON_TERMS_MIN_DOCUMENTS memories has its common terms (with their document frequencies)
-# counted with its other statistics; a smaller one is cheap to search by every term.
+# A query term held by more than this share of the searched memories, and by more than
+# COMMON_TERM_MEMORIES of them ("common"), scores candidates but does not select them
+# (Lucene's common-terms cut-off): its matches alone score too low to matter, and there are
+# many of them (a speaker's name in a conversation: every turn). A query of common terms
+# only is selected by the rarest of them. The common terms of a population, with their
+# document frequencies, are counted with its other statistics.
 COMMON_TERM_SHARE = 0.05
+COMMON_TERM_MEMORIES = 100
 # A population this small is searched exactly (every vector compared): cheaper than the HNSW
 # graph, and immune to its blind spots (a graph crowded with deleted or duplicate vectors can
 # leave a few live rows unreachable).
 EXACT_SCAN_DOCUMENTS = 1000
-COMMON_TERMS_MIN_DOCUMENTS = 2000
+# A population this small has its keyword matches found row by row, not through the GIN
+# indexes (which gather every namespace match of a frequent term before the subject's).
+KEYWORD_SCAN_DOCUMENTS = 1000
 POPULATION_STATS_SECONDS = 300
 # Query embeddings run here, beside the request's own thread (a few, for concurrent requests).
 _embedder = ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-embed")
@@ -250,7 +253,7 @@ def _keyword_candidates(
     # gather every namespace match of a frequent term first); a large one through them.
     matching = (
         "(token_index || context_index) && %(selecting)s::integer[]"
-        if documents <= EXACT_SCAN_DOCUMENTS
+        if documents <= KEYWORD_SCAN_DOCUMENTS
         else "(token_index && %(selecting)s::integer[]"
         " OR context_index && %(selecting)s::integer[])"
     )
@@ -449,8 +452,8 @@ def _population_stats(
             cursor.execute(sql, params)
             documents, embedded, length = cursor.fetchone()
             common: dict[int, int] = {}
-            if documents >= COMMON_TERMS_MIN_DOCUMENTS:
-                params["threshold"] = int(COMMON_TERM_SHARE * documents)
+            params["threshold"] = max(int(COMMON_TERM_SHARE * documents), COMMON_TERM_MEMORIES)
+            if documents > params["threshold"]:  # else no term can be common
                 cursor.execute(
                     f"""SELECT u.term, count(*) FROM memories_memory m,
                            LATERAL (SELECT DISTINCT unnest(m.token_index || m.context_index)

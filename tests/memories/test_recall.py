@@ -436,6 +436,26 @@ def test_a_subject_with_no_memories_gets_an_empty_list(acme: Tenant) -> None:
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(("notes", "selects"), [(90, True), (130, False)])
+def test_a_term_held_by_over_a_hundred_memories_no_longer_selects(
+    acme: Tenant, notes: int, selects: bool
+) -> None:
+    from apps.memories import recall as recall_module
+
+    items = [
+        NewMemory(subject_external_id="u1", content=f"Caroline said note {n} for the log")
+        for n in range(notes)
+    ] + [NewMemory(subject_external_id="u1", content="Caroline saw a zeppelin")]
+    memories_create_bulk(actor=ACTOR, namespace=acme.namespace, items=items)
+    outcome = recall(acme, "u1", "Caroline zeppelin", k=100, include_shared=False)
+    assert contents(outcome)[0] == "Caroline saw a zeppelin"
+    if selects:  # 91 memories: no term can be held by more than 100
+        assert len(outcome.hits) == notes + 1
+    else:  # "Caroline" is common: the 40 nearest and the zeppelin are the candidates
+        assert len(outcome.hits) <= recall_module.VECTOR_CANDIDATES + 1
+
+
+@pytest.mark.django_db
 def test_a_large_populations_common_terms_score_but_do_not_select(
     acme: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -452,12 +472,13 @@ def test_a_large_populations_common_terms_score_but_do_not_select(
         for n in range(30)
     ]
     memories_create_bulk(actor=ACTOR, namespace=acme.namespace, items=items)
-    # 331 memories are under the minimum: every query term selects, and all are counted.
+    # No term is held by more than 1,000 memories: every query term selects, all are counted.
+    monkeypatch.setattr(recall_module, "COMMON_TERM_MEMORIES", 1000)
     counted = recall(acme, "u1", "weather zeppelin", k=100, include_shared=False)
     assert len(counted.hits) == 100
 
     cache.clear()  # the population's statistics are counted again, now with common terms
-    monkeypatch.setattr(recall_module, "COMMON_TERMS_MIN_DOCUMENTS", 100)
+    monkeypatch.setattr(recall_module, "COMMON_TERM_MEMORIES", 20)
     cut = recall(acme, "u1", "weather zeppelin", k=100, include_shared=False)
     assert contents(cut)[0] == contents(counted)[0] == "weather balloon zeppelin sighting"
     # "weather" (in every memory) no longer selects: the 40 nearest by embedding and the one
@@ -471,7 +492,7 @@ def test_a_large_populations_common_terms_score_but_do_not_select(
     assert all(hit.components["keyword"] > 0 for hit in only_common.hits)
     both_common = recall(acme, "u1", "sunny weather", k=100, include_shared=False)
     sunny = [text for text in contents(both_common) if text.startswith("sunny")]
-    assert len(sunny) == 30  # "sunny" (30 memories, over 5%) selected them all
+    assert len(sunny) == 30  # "sunny" (30 memories, over 20 and 5%) selected them all
     assert len(both_common.hits) <= recall_module.VECTOR_CANDIDATES + 30  # "weather" did not
 
 
