@@ -167,9 +167,13 @@ def test_neighbour_context_is_refreshed_when_a_turn_arrives_later(acme: Tenant) 
 def test_a_subject_with_few_memories_among_many_others_gets_all_of_its_own(acme: Tenant) -> None:
     for n in range(20):
         remember(acme, "needle", f"needle memory {n} about gardening tomatoes")
-    # Thousands of other subjects' rows, written straight into the table (the index is real).
+    # 100k rows of another subject, as close to the query as the needle's, written straight
+    # into the table. The needle's 20 are compared exactly (a population that small always
+    # is), so the HNSW index is dropped for the load, until this test's transaction rolls
+    # back: 100k rolled-back entries would crowd the graph of every later test.
     target = Memory.objects.filter(subject__external_id="needle").first()
     with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX memory_embedding_hnsw")
         cursor.execute(
             """
             INSERT INTO memories_subject (id, namespace_id, external_id, paused, created_at)
@@ -187,12 +191,13 @@ def test_a_subject_with_few_memories_among_many_others_gets_all_of_its_own(acme:
             SELECT gen_random_uuid(), %s, s.id, 'semantic', '\\x00'::bytea, 1, %s, 3, 0.5,
                    1, '{}', '{}', '{}', now(), now(), now(), 'active', 1, %s::vector, '', '{}',
                    %s::vector
-            FROM memories_subject s, generate_series(1, 5000)
+            FROM memories_subject s, generate_series(1, 100000)
             WHERE s.external_id = 'crowd' AND s.namespace_id = %s
             """,
             [acme.namespace.pk, list(target.token_index), str(list(map(float, target.embedding))),
              str(list(map(float, target.embedding))), acme.namespace.pk],
         )  # fmt: skip
+    assert Memory.objects.filter(namespace=acme.namespace).count() == 100_020
     outcome = recall(acme, "needle", "gardening tomatoes", k=10, include_shared=False)
     assert len(outcome.hits) == 10
     assert all(hit.memory.subject_id == target.subject_id for hit in outcome.hits)
