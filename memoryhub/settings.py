@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import dj_database_url
@@ -130,15 +129,18 @@ else:
         )
     }
 DATABASES["default"]["TEST"] = {"NAME": env_str("DATABASE_TEST_NAME", "test_memoryhub")}
-# Every connection walks HNSW indexes the way recall needs (apps/memories/recall.py): past
-# the first candidates until enough pass a subject's filter (iterative scans, with memory
-# for them), 100 at a time. Start-up options of the connection: no statement per recall.
+# Every connection walks HNSW indexes the way recall needs (apps/memories/recall.py), and
+# the write path's near-duplicate search with them: past the first candidates until enough
+# pass a subject's filter (iterative scans, with memory for them), 100 at a time. Start-up
+# options of the connection: no statement per recall. Options already in DATABASE_URL come
+# after, so they win (the last -c does). A pooler in transaction mode drops or refuses
+# start-up options (README, Production): recall stays correct, large subjects get slower.
 HNSW_SEARCH_OPTIONS = (
     "-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100 -c hnsw.scan_mem_multiplier=8"
 )
 _database_options = DATABASES["default"].setdefault("OPTIONS", {})
 _database_options["options"] = " ".join(
-    filter(None, [_database_options.get("options"), HNSW_SEARCH_OPTIONS])
+    filter(None, [HNSW_SEARCH_OPTIONS, _database_options.get("options")])
 )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -243,10 +245,10 @@ MEMORYHUB_EMBEDDING_RUNTIME = env_choice("MEMORYHUB_EMBEDDING_RUNTIME", "auto", 
 # search. At CPython's default switch interval (5 ms) the worker, back from the model, waits
 # for the request thread to let go of the GIL; at 0.2 ms it waits less (recall p50 and p95
 # 2-3 ms lower on 2 cores: bench/recall_bench.py), for more frequent switches elsewhere.
+# Applied by apps.memories when Django starts.
 MEMORYHUB_GIL_SWITCH_INTERVAL = env_float(
     "MEMORYHUB_GIL_SWITCH_INTERVAL", 0.0002, minimum=0.00005, maximum=0.1
 )
-sys.setswitchinterval(MEMORYHUB_GIL_SWITCH_INTERVAL)
 MEMORYHUB_EMBEDDING_URL = env_url("MEMORYHUB_EMBEDDING_URL", schemes=("http", "https"))
 MEMORYHUB_EMBEDDING_API_KEY = env_str("MEMORYHUB_EMBEDDING_API_KEY")
 MEMORYHUB_EMBEDDING_DIMENSIONS = env_int(

@@ -68,6 +68,20 @@ def cpu_has_bf16() -> bool:
     return " avx512_bf16" in flags or " amx_bf16" in flags
 
 
+_frozen = False
+
+
+def _freeze_long_lived_objects() -> None:
+    """Once per process, after the first model load: torch and transformers leave half a
+    million long-lived objects behind, which every full collection would walk again (a
+    quarter of a second, mid-request or mid-ingest). They go to the permanent generation."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.collect()
+        gc.freeze()
+
+
 class SentenceTransformerProvider:
     """A local sentence-transformers model on the CPU, loaded on first use.
 
@@ -126,11 +140,7 @@ class SentenceTransformerProvider:
                     if self.dtype == "bfloat16":
                         model = model.to(torch.bfloat16)
                     self._model = model
-                    # torch and transformers leave half a million long-lived objects behind,
-                    # which every full collection would walk again (a quarter of a second,
-                    # mid-request): they go to the permanent generation instead.
-                    gc.collect()
-                    gc.freeze()
+                    _freeze_long_lived_objects()
                     logger.info(
                         "Loaded embedding model %s (%d dimensions; queries: %s, batches: %s)"
                         " in %.1fs",

@@ -44,10 +44,12 @@ NINE_DIGITS = "{:.9g}"
 
 
 class EmbeddingField(VectorField):
-    """A pgvector ``vector`` sent as text with float32's nine significant digits, which
-    round-trip exactly, instead of a double's seventeen."""
+    """A pgvector ``vector``; a numpy vector is sent as text with float32's nine significant
+    digits, which round-trip exactly, instead of a double's seventeen (other values as
+    pgvector sends them)."""
 
     def get_prep_value(self, value: Any) -> Any:
         if isinstance(value, np.ndarray) and value.ndim == 1:
-            return "[" + ",".join(map(NINE_DIGITS.format, value.tolist())) + "]"
+            components = value.astype(np.float32, copy=False).tolist()
+            return "[" + ",".join(map(NINE_DIGITS.format, components)) + "]"
         return super().get_prep_value(value)

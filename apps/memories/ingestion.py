@@ -623,7 +623,8 @@ def _consolidate_one(
                 str(list(map(float, vector))),
             ],
         )
-        near = cursor.fetchall()
+        # Iterative index scans (settings.HNSW_SEARCH_OPTIONS) return rows in relaxed order.
+        near = sorted(cursor.fetchall(), key=lambda row: -row[1])
     for memory_id, similarity, token_index, near_slot in near:
         overlap = _token_overlap(tokens, token_index)
         if not (

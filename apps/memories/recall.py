@@ -1,15 +1,15 @@
 """Recall: hybrid retrieval over one subject's memories (and the namespace's shared ones).
 
-The query is embedded on a worker thread while the keyword candidates are found. Vector
-candidates are the subject's and the shared nearest, searched apart: exactly in a small
-population, else through the HNSW index (a large subject's own partial one when
+The query is embedded on a worker thread while the subject and the keyword candidates are
+found. Vector candidates are the subject's and the shared nearest, searched apart: exactly
+in a small population, else through the HNSW index (a large subject's own partial one when
 `subject_indexes` made it; an iterative scan, so a subject filter still yields its rows),
-exactly again should that walk come back short. Keyword candidates come from the GIN indexes
-on the keyed-hash token arrays of each memory and of its conversation neighbours (the best
-BM25 matches). Every candidate's similarities to the query, by its own embedding and by its
-neighbour-context embedding, are computed by the database; `ranking.score` fuses them. (A
-second HNSW search by neighbour context found nothing the others missed on LoCoMo, and cost
-a scan: it was dropped.)
+exactly again should that walk come back short. Keyword candidates are the best BM25 matches
+of the keyed-hash token arrays of each memory and of its conversation neighbours (row by row
+in a small population, else through their GIN indexes). Every candidate's similarities to
+the query, by its own embedding and by its neighbour-context embedding, are computed by the
+database; `ranking.score` fuses them. (A second HNSW search by neighbour context found
+nothing the others missed on LoCoMo, and cost a scan: it was dropped.)
 Each recall writes a RecallLog row (ids only) so admins and the subject can see what was
 served to whom.
 """
@@ -227,9 +227,10 @@ def _keyword_candidates(
     weights: ranking.Weights,
     known_frequencies: dict[int, int],
 ) -> tuple[list[uuid.UUID], list[int]]:
-    """The best `KEYWORD_CANDIDATES` keyword matches by BM25 (GIN, then BM25 in the
-    database), and the population's document frequencies of the query terms (sorted by
-    term): the known ones as given, the others counted over every match.
+    """The best `KEYWORD_CANDIDATES` keyword matches by BM25 (matches found row by row or
+    through the GIN indexes, then BM25 in the database), and the population's document
+    frequencies of the query terms (sorted by term): the known ones as given, the others
+    counted over every match.
 
     Only the best matches go on to be scored in full: a large subject can have thousands of
     memories sharing a common query word, and computing their similarities would cost more
@@ -431,7 +432,7 @@ def _population_stats(
     namespace: Namespace, subject: Subject | None, include_shared: bool
 ) -> dict[str, Any]:
     """Document count (also of those with an embedding), average (neighbour-weighted)
-    length and, in a large population, the common terms with their document frequencies, of
+    length and the common terms (see COMMON_TERM_SHARE) with their document frequencies, of
     the searched population.
 
     BM25 needs only their rough size, which changes slowly, so they are cached for a few

@@ -132,3 +132,22 @@ def test_settings_set_the_interpreters_thread_switch_interval(
     )
     assert result.returncode == 0, result.stderr
     assert float(result.stdout.split()[-1]) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("query", "operators"),
+    [("", ""), ("?options=-c%20hnsw.ef_search%3D200", " -c hnsw.ef_search=200")],
+)
+def test_connections_carry_the_hnsw_search_options_and_the_operators_win(
+    query: str, operators: str
+) -> None:
+    code = (
+        "import django; django.setup(); from django.conf import settings; "
+        "print(settings.DATABASES['default']['OPTIONS']['options'])"
+    )
+    result = run_python(code, env={"DEBUG": "1", "DATABASE_URL": f"postgres://u@db/x{query}"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100"
+        " -c hnsw.scan_mem_multiplier=8" + operators
+    )

@@ -37,7 +37,9 @@ def test_a_float32_embedding_round_trips_exactly(memory: Memory) -> None:
     "terms",
     [[5, -7, 2**31 - 1, -(2**31)], np.asarray([5, -7, 9], dtype=np.int64), (3, 3), []],
 )
-def test_term_arrays_take_lists_tuples_and_numpy_arrays(memory: Memory, terms) -> None:
+def test_term_arrays_take_lists_tuples_and_numpy_arrays(
+    memory: Memory, terms: list[int] | tuple[int, ...] | np.ndarray
+) -> None:
     Memory.objects.filter(pk=memory.pk).update(token_index=terms, context_index=terms)
     stored = Memory.objects.get(pk=memory.pk)
     assert stored.token_index == stored.context_index == [int(term) for term in terms]

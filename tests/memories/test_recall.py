@@ -442,7 +442,7 @@ def test_a_subject_with_no_memories_gets_an_empty_list(acme: Tenant) -> None:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(("notes", "selects"), [(90, True), (130, False)])
-def test_a_term_held_by_over_a_hundred_memories_no_longer_selects(
+def test_a_term_selects_until_more_than_a_hundred_memories_hold_it(
     acme: Tenant, notes: int, selects: bool
 ) -> None:
     from apps.memories import recall as recall_module
