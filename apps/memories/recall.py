@@ -246,8 +246,8 @@ def _keyword_candidates(
     documents = max(int(stats["documents"] or 0), 1)
     # The known frequencies are those of the population's common terms (see
     # _population_stats): they score but do not select.
-    known = {i for i, term in enumerate(distinct, start=1) if term in known_frequencies}
-    selecting = [term for i, term in enumerate(distinct, start=1) if i not in known]
+    known = {i for i, term in enumerate(distinct) if term in known_frequencies}
+    selecting = [term for i, term in enumerate(distinct) if i not in known]
     if not selecting:  # only common terms: the rarest of them selects
         selecting = [min(distinct, key=known_frequencies.__getitem__)]
     # A small population is filtered row by row (cheaper than the GIN indexes, which would
@@ -258,41 +258,45 @@ def _keyword_candidates(
         else "(token_index && %(selecting)s::integer[]"
         " OR context_index && %(selecting)s::integer[])"
     )
-    # BM25 as ranking.bm25 computes it (idf once per term), to choose which go on.
-    count = len(distinct)
+    # BM25 as ranking.bm25 computes it (idf once per term), to choose which go on. Each
+    # term's frequency, document frequency and idf is a column of its own (tf_i, df_i,
+    # idf_i): a column is read for free, an array element is looked up each time.
+    # Every number is float8: a bare parameter would be numeric, and far slower to sort by.
+    numbers = range(len(distinct))
+    k1, b, weight = "%(k1)s::float8", "%(b)s::float8", "%(context_weight)s::float8"
+    tf = ", ".join(
+        f"cardinality(array_positions(token_index, %(term_{i})s::integer))"
+        f" + {weight} * cardinality(array_positions(context_index, %(term_{i})s::integer))"
+        f" AS tf_{i}"
+        for i in numbers
+    )
+    length = f"cardinality(token_index) + {weight} * cardinality(context_index)"
     df = ", ".join(
-        f"%(known_{i})s::integer"
+        f"%(known_{i})s::integer AS df_{i}"
         if i in known
-        else f"count(*) FILTER (WHERE own_tf[{i}] + context_tf[{i}] > 0)"
-        for i in range(1, count + 1)
+        else f"count(*) FILTER (WHERE tf_{i} > 0)::integer AS df_{i}"
+        for i in numbers
     )
     idf = ", ".join(
-        f"ln(1 + (greatest(%(documents)s, df[{i}]) - df[{i}] + 0.5::float8)"
-        f" / (df[{i}] + 0.5::float8))"
-        for i in range(1, count + 1)
+        f"ln(1 + (greatest(%(documents)s, df_{i}) - df_{i} + 0.5::float8) / (df_{i} + 0.5::float8))"
+        f" AS idf_{i}"
+        for i in numbers
     )
-    # Every number is float8: a bare parameter would be numeric, and far slower to sort by.
-    k1, b = "%(k1)s::float8", "%(b)s::float8"
-    tf = "(k.own_tf[{i}] + %(context_weight)s::float8 * k.context_tf[{i}])"
-    length = "(k.own_length + %(context_weight)s::float8 * k.context_length)"
-    norm = f"{k1} * (1 - {b} + {b} * {length} / %(average_length)s::float8)"
-    bm25 = " + ".join(
-        f"d.idf[{i}] * {tf.format(i=i)} * ({k1} + 1) / ({tf.format(i=i)} + {norm})"
-        for i in range(1, count + 1)
-    )
+    bm25 = " + ".join(f"d.idf_{i} * k.tf_{i} * ({k1} + 1) / (k.tf_{i} + k.norm)" for i in numbers)
     # Only fixed fragments and term numbers (i) are interpolated; every value is a parameter.
     sql = f"""
         WITH keyword AS MATERIALIZED (
-            SELECT id, {_term_counts("token_index", count)} AS own_tf,
-                   {_term_counts("context_index", count)} AS context_tf,
-                   cardinality(token_index) AS own_length,
-                   cardinality(context_index) AS context_length
+            SELECT id, {tf},
+                   {k1} * (1 - {b} + {b} * ({length}) / %(average_length)s::float8) AS norm
             FROM memories_memory
             WHERE {where} AND {matching}
         ),
         -- GROUP BY (): one row, even when every frequency is known (and nothing aggregates)
-        counted AS (SELECT ARRAY[{df}]::integer[] AS df FROM keyword GROUP BY ()),
-        frequencies AS (SELECT df, ARRAY[{idf}]::float8[] AS idf FROM counted)
+        counted AS (SELECT {df} FROM keyword GROUP BY ()),
+        frequencies AS (
+            SELECT ARRAY[{", ".join(f"df_{i}" for i in numbers)}]::integer[] AS df, {idf}
+            FROM counted
+        )
         SELECT ARRAY(SELECT k.id FROM keyword k, frequencies d
                      ORDER BY {bm25} DESC, k.id LIMIT %(keyword_limit)s),
                (SELECT df FROM frequencies)
@@ -307,7 +311,7 @@ def _keyword_candidates(
         b=float(weights.bm25_b),
     )
     params.update({f"term_{i}": term for i, term in enumerate(distinct)})
-    params.update({f"known_{i}": known_frequencies[distinct[i - 1]] for i in known})
+    params.update({f"known_{i}": known_frequencies[distinct[i]] for i in known})
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         ids, frequencies = cursor.fetchone()
