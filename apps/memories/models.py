@@ -135,8 +135,12 @@ class Memory(models.Model):
         indexes = [
             models.Index(fields=["namespace", "subject", "-created_at"], name="memory_by_subject"),
             models.Index(fields=["subject", "session_key", "position"], name="memory_by_session"),
-            GinIndex(fields=["token_index"], name="memory_token_index"),
-            GinIndex(fields=["context_index"], name="memory_context_index"),
+            # Every search reads the whole pending list of new entries: keep it short (256 kB
+            # rather than 4 MB) so a burst of writes does not slow recall until a vacuum.
+            GinIndex(fields=["token_index"], name="memory_token_index", gin_pending_list_limit=256),
+            GinIndex(
+                fields=["context_index"], name="memory_context_index", gin_pending_list_limit=256
+            ),
             GinIndex(fields=["tags"], name="memory_tags"),
             HnswIndex(
                 name="memory_embedding_hnsw",

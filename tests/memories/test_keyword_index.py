@@ -209,3 +209,13 @@ def test_query_terms_are_distinct_in_first_seen_order() -> None:
 def test_a_query_matches_an_inflected_differently_cased_document() -> None:
     document = set(index_terms("She was RUNNING to the Café", KEY))
     assert set(query_terms("runs cafe", KEY)) <= document
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("index", ["memory_token_index", "memory_context_index"])
+def test_the_keyword_indexes_keep_a_short_pending_list(index: str) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = %s", [index])
+        assert cursor.fetchone()[0] == ["gin_pending_list_limit=256"]
