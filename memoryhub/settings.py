@@ -238,8 +238,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 MEMORYHUB_EMBEDDING_DTYPE = env_choice(
     "MEMORYHUB_EMBEDDING_DTYPE", "auto", ("auto", "float32", "bfloat16")
 )
-# "auto": a float32 model runs in ONNX Runtime (exported from the loaded model, same vectors,
-# faster on CPUs), a bfloat16 one in torch; "torch" keeps every model in torch.
+# "auto": single queries run in ONNX Runtime in float32 (exported from the loaded model, same
+# vectors, faster on CPUs), and so do batches of a float32 model (a bfloat16 one batches in
+# torch); "torch" keeps everything in torch.
 MEMORYHUB_EMBEDDING_RUNTIME = env_choice("MEMORYHUB_EMBEDDING_RUNTIME", "auto", ("auto", "torch"))
 # Recall embeds its query on a worker thread while the request's thread runs the keyword
 # search. At CPython's default switch interval (5 ms) the worker, back from the model, waits

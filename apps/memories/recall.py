@@ -265,9 +265,7 @@ def _keyword_candidates(
     numbers = range(len(distinct))
     k1, b, weight = "%(k1)s::float8", "%(b)s::float8", "%(context_weight)s::float8"
     tf = ", ".join(
-        f"cardinality(array_positions(token_index, %(term_{i})s::integer))"
-        f" + {weight} * cardinality(array_positions(context_index, %(term_{i})s::integer))"
-        f" AS tf_{i}"
+        f"{_term_count('token_index', i)} + {weight} * {_term_count('context_index', i)} AS tf_{i}"
         for i in numbers
     )
     length = f"cardinality(token_index) + {weight} * cardinality(context_index)"
@@ -380,11 +378,14 @@ def _candidate_sql(
     return sql, params
 
 
+def _term_count(column: str, i: int) -> str:
+    """SQL for how often query term i (parameter term_i) is in `column`."""
+    return f"cardinality(array_positions({column}, %(term_{i})s::integer))"
+
+
 def _term_counts(column: str, count: int) -> str:
     """SQL for the array of how often each query term (parameters term_0..) is in `column`."""
-    counts = ", ".join(
-        f"cardinality(array_positions({column}, %(term_{i})s::integer))" for i in range(count)
-    )
+    counts = ", ".join(_term_count(column, i) for i in range(count))
     return f"ARRAY[{counts}]::integer[]"
 
 

@@ -1,7 +1,7 @@
-import django.contrib.postgres.indexes
+from django.contrib.postgres.indexes import GinIndex
 from django.db import migrations
 
-INDEXES = ("memory_token_index", "memory_context_index")
+INDEXES = {"memory_token_index": "token_index", "memory_context_index": "context_index"}
 
 
 class Migration(migrations.Migration):
@@ -26,23 +26,13 @@ class Migration(migrations.Migration):
                 ),
             ],
             state_operations=[
-                migrations.RemoveIndex(model_name="memory", name="memory_token_index"),
-                migrations.RemoveIndex(model_name="memory", name="memory_context_index"),
-                migrations.AddIndex(
-                    model_name="memory",
-                    index=django.contrib.postgres.indexes.GinIndex(
-                        fields=["token_index"],
-                        gin_pending_list_limit=256,
-                        name="memory_token_index",
-                    ),
-                ),
-                migrations.AddIndex(
-                    model_name="memory",
-                    index=django.contrib.postgres.indexes.GinIndex(
-                        fields=["context_index"],
-                        gin_pending_list_limit=256,
-                        name="memory_context_index",
-                    ),
+                *(migrations.RemoveIndex(model_name="memory", name=name) for name in INDEXES),
+                *(
+                    migrations.AddIndex(
+                        model_name="memory",
+                        index=GinIndex(fields=[field], name=name, gin_pending_list_limit=256),
+                    )
+                    for name, field in INDEXES.items()
                 ),
             ],
         ),
