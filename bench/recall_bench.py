@@ -80,6 +80,7 @@ from apps.audit.actors import Actor  # noqa: E402
 from apps.memories import subject_indexes  # noqa: E402
 from apps.memories.embeddings import get_provider, normalise, set_provider  # noqa: E402
 from apps.memories.encryption import KeyCache  # noqa: E402
+from apps.memories.fields import vector_literal  # noqa: E402
 from apps.memories.models import Kind, Memory, Subject  # noqa: E402
 from apps.memories.recall import VECTOR_CANDIDATES, recall_memories  # noqa: E402
 from apps.memories.services import NewMemory, memories_create_bulk  # noqa: E402
@@ -722,7 +723,7 @@ def vector_candidates(namespace: Namespace, subject: Subject, query_vector: np.n
         " AND valid_to IS NULL AND (expires_at IS NULL OR expires_at > now())"
         " AND embedding IS NOT NULL ORDER BY embedding <=> %s::vector LIMIT %s"
     )
-    vector = "[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]"
+    vector = vector_literal(query_vector)
     with connection.cursor() as cursor:  # the connection's HNSW settings, as recall's
         cursor.execute(sql, [namespace.pk, subject.pk, vector, VECTOR_CANDIDATES])
         return [row[0] for row in cursor.fetchall()]

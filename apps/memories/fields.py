@@ -43,13 +43,18 @@ class TermArrayField(ArrayField):
 NINE_DIGITS = "{:.9g}"
 
 
+def vector_literal(vector: np.ndarray) -> str:
+    """A 1-D vector as pgvector text, with float32's nine significant digits, which
+    round-trip exactly (a double's seventeen would be twice the text to send and parse)."""
+    components = np.asarray(vector, dtype=np.float32).tolist()
+    return "[" + ",".join(map(NINE_DIGITS.format, components)) + "]"
+
+
 class EmbeddingField(VectorField):
-    """A pgvector ``vector``; a numpy vector is sent as text with float32's nine significant
-    digits, which round-trip exactly, instead of a double's seventeen (other values as
+    """A pgvector ``vector``; a numpy vector is sent as `vector_literal` (other values as
     pgvector sends them)."""
 
     def get_prep_value(self, value: Any) -> Any:
         if isinstance(value, np.ndarray) and value.ndim == 1:
-            components = value.astype(np.float32, copy=False).tolist()
-            return "[" + ",".join(map(NINE_DIGITS.format, components)) + "]"
+            return vector_literal(value)
         return super().get_prep_value(value)

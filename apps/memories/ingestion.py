@@ -32,6 +32,7 @@ from apps.audit.services import audit_record
 from apps.memories import chunking, crypto, extraction, pii
 from apps.memories.embeddings import get_provider
 from apps.memories.encryption import KeyCache, open_row, seal_row
+from apps.memories.fields import vector_literal
 from apps.memories.keyword_index import index_terms
 from apps.memories.models import (
     ConsolidationLog,
@@ -609,19 +610,18 @@ def _consolidate_one(
     with connection.cursor() as cursor:
         cursor.execute(
             """
-            SELECT id, 1 - (embedding <=> %s::vector), token_index, metadata ->> 'slot'
+            SELECT id, 1 - (embedding <=> %(vector)s::vector), token_index, metadata ->> 'slot'
             FROM memories_memory
-            WHERE namespace_id = %s AND subject_id = %s AND kind = %s
+            WHERE namespace_id = %(namespace)s AND subject_id = %(subject)s AND kind = %(kind)s
               AND status = 'active' AND valid_to IS NULL AND embedding IS NOT NULL
-            ORDER BY embedding <=> %s::vector LIMIT 5
+            ORDER BY embedding <=> %(vector)s::vector LIMIT 5
             """,
-            [
-                str(list(map(float, vector))),
-                namespace.pk,
-                subject.pk,
-                candidate.kind,
-                str(list(map(float, vector))),
-            ],
+            {
+                "vector": vector_literal(vector),
+                "namespace": namespace.pk,
+                "subject": subject.pk,
+                "kind": candidate.kind,
+            },
         )
         # Iterative index scans (settings.HNSW_SEARCH_OPTIONS) return rows in relaxed order.
         near = sorted(cursor.fetchall(), key=lambda row: -row[1])

@@ -32,6 +32,7 @@ from apps.audit.actors import Actor
 from apps.memories import keyword_index, ranking
 from apps.memories.embeddings import get_provider
 from apps.memories.encryption import KeyCache
+from apps.memories.fields import vector_literal
 from apps.memories.models import Memory, RecallLog, Subject
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import ApplicationError
@@ -370,7 +371,7 @@ def _candidate_sql(
           AND {where}
     """  # noqa: S608
     params.update(
-        vector="[" + ",".join(f"{x:.7g}" for x in query_vector.tolist()) + "]",
+        vector=vector_literal(query_vector),
         vector_limit=VECTOR_CANDIDATES,
         keyword_ids=keyword_ids,
     )
