@@ -8,7 +8,7 @@ TORCH_VERSION ?= 2.13.0
 .PHONY: install run test lint browser
 
 $(BIN)/python:
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "MemoryHub needs Python 3.11 or newer, found " + sys.version.split()[0])'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "MemoryHub needs Python 3.11, found " + sys.version.split()[0])'
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(BIN)/python
@@ -39,3 +39,5 @@ browser:
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy

@@ -35,7 +35,7 @@ from apps.context.assembly import (  # noqa: E402
     Item,
     assemble,
 )
-from apps.context.tokenizers import tokenizer_for  # noqa: E402
+from apps.tokens.tokenizers import tokenizer_for  # noqa: E402
 
 GOAL_P95_MS = 5.0
 WORDS = [

@@ -35,10 +35,11 @@ from django.conf import settings  # noqa: E402
 
 from apps.audit.actors import Actor  # noqa: E402
 from apps.memories.embeddings import get_provider  # noqa: E402
-from apps.memories.ingestion import IncomingMessage, messages_ingest  # noqa: E402
-from apps.memories.models import ConsolidationLog, Memory  # noqa: E402
+from apps.memories.models import Memory  # noqa: E402
 from apps.namespaces.models import Namespace  # noqa: E402
 from apps.namespaces.services import namespace_create, namespace_delete  # noqa: E402
+from apps.pipeline.ingestion import IncomingMessage, messages_ingest  # noqa: E402
+from apps.pipeline.models import ConsolidationLog  # noqa: E402
 
 ACTOR = Actor.system("ingest-bench")
 GOAL_TURNS_PER_S = 100.0

@@ -77,15 +77,15 @@ from django.conf import settings  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
 from apps.audit.actors import Actor  # noqa: E402
-from apps.memories import subject_indexes  # noqa: E402
 from apps.memories.embeddings import get_provider, normalise, set_provider  # noqa: E402
-from apps.memories.encryption import KeyCache  # noqa: E402
 from apps.memories.fields import vector_literal  # noqa: E402
 from apps.memories.models import Kind, Memory, Subject  # noqa: E402
-from apps.memories.recall import VECTOR_CANDIDATES, recall_memories  # noqa: E402
+from apps.memories.row_encryption import KeyCache  # noqa: E402
 from apps.memories.services import NewMemory, memories_create_bulk  # noqa: E402
 from apps.namespaces.models import Namespace  # noqa: E402
 from apps.namespaces.services import namespace_create, namespace_delete  # noqa: E402
+from apps.recall import subject_indexes  # noqa: E402
+from apps.recall.search import VECTOR_CANDIDATES, recall_memories  # noqa: E402
 
 GOAL_P95_MS = 25.0
 K = 10

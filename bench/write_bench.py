@@ -48,7 +48,7 @@ django.setup()
 from django.conf import settings  # noqa: E402
 
 from apps.audit.actors import Actor  # noqa: E402
-from apps.memories import encryption, services  # noqa: E402
+from apps.memories import row_encryption, services  # noqa: E402
 from apps.memories.embeddings import normalise, set_provider  # noqa: E402
 from apps.memories.services import memory_create, subject_get_or_create  # noqa: E402
 from apps.namespaces.models import Namespace  # noqa: E402
@@ -116,15 +116,15 @@ def _no_audit(**kwargs: Any) -> _NoEvent:
 
 @contextmanager
 def variant(name: str) -> Iterator[None]:
-    original_cipher, original_audit = encryption.cipher, services.audit_record
+    original_cipher, original_audit = row_encryption.cipher, services.audit_record
     try:
         if name in ("noop", "noop-no-audit"):
-            encryption.cipher = NoOpCipher()
+            row_encryption.cipher = NoOpCipher()
         if name == "noop-no-audit":
             services.audit_record = _no_audit
         yield
     finally:
-        encryption.cipher, services.audit_record = original_cipher, original_audit
+        row_encryption.cipher, services.audit_record = original_cipher, original_audit
 
 
 VARIANTS = ["aes", "noop", "noop-no-audit"]

@@ -23,12 +23,22 @@ import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypedDict
 
 logger = logging.getLogger(__name__)
 
 DATABASE_NAME = "memoryhub"
 _start_lock = threading.Lock()
 _servers: dict[Path, EmbeddedServer] = {}
+
+
+class ConnectionKwargs(TypedDict):
+    """Keyword arguments for `psycopg.connect` that reach the embedded server."""
+
+    host: str
+    port: int
+    user: str
+    dbname: str
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,7 @@ class EmbeddedServer:
     port: int
     user: str = "postgres"
 
-    def connection_kwargs(self, database: str = DATABASE_NAME) -> dict[str, str | int]:
+    def connection_kwargs(self, database: str = DATABASE_NAME) -> ConnectionKwargs:
         return {
             "host": str(self.socket_dir),
             "port": self.port,
@@ -63,7 +73,7 @@ def _prune_dead_handles(pgdata: Path) -> None:
         handles.write_text(json.dumps(alive))
 
 
-def _import_wheel():  # type: ignore[no-untyped-def]
+def _import_wheel() -> tuple[Any, Any]:
     # platformdirs warns when XDG_RUNTIME_DIR is unset (root shells, CI) and falls back to
     # a private folder in /tmp, which is what we want for the wheel's inter-process lock.
     with warnings.catch_warnings():

@@ -50,7 +50,8 @@ def check_broker(timeout: float = 2.0) -> str:
 
     try:
         with app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=timeout)
+            # kombu-stubs: `timeout` is typed int | None; kombu adds it to time() (float is fine).
+            conn.ensure_connection(max_retries=1, timeout=timeout)  # type: ignore[arg-type]  # stubs
     except Exception:  # any transport error means "unreachable" here
         return "error"
     return "ok"

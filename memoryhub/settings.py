@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -32,7 +34,7 @@ DEBUG = env_bool("DEBUG", default=EMBEDDED_DATABASE)
 DATA_DIR = env_path("MEMORYHUB_DATA_DIR", BASE_DIR / "var")
 
 
-def _secret(name: str, filename: str, generate) -> str:  # type: ignore[no-untyped-def]
+def _secret(name: str, filename: str, generate: Callable[[], str]) -> str:
     value = env_str(name)
     if value is not None:
         return value
@@ -70,11 +72,15 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "memoryhub",
-    "apps.accounts",
-    "apps.namespaces",
-    "apps.memories",
+    # Lowest layer first: an app imports only the apps above it in this list.
     "apps.audit",
+    "apps.namespaces",
+    "apps.accounts",
+    "apps.memories",
+    "apps.recall",
+    "apps.pipeline",
     "apps.context",
+    "apps.audit_log",
     "apps.evaluation",
     "apps.privacy",
 ]
@@ -111,6 +117,7 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------------
+DATABASES: dict[str, dict[str, Any]]
 if EMBEDDED_DATABASE:
     DATABASES = {
         "default": {
@@ -123,9 +130,14 @@ if EMBEDDED_DATABASE:
         }
     }
 else:
+    assert DATABASE_URL is not None  # EMBEDDED_DATABASE is False
     DATABASES = {
-        "default": dj_database_url.parse(
-            DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+        # A DBConfig TypedDict; widened so the keys below can be added to it.
+        "default": cast(
+            dict[str, Any],
+            dj_database_url.parse(
+                DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+            ),
         )
     }
 DATABASES["default"]["TEST"] = {"NAME": env_str("DATABASE_TEST_NAME", "test_memoryhub")}
@@ -214,7 +226,7 @@ SPECTACULAR_SETTINGS = {
     # Two models have a `status` field: name their choice sets apart.
     "ENUM_NAME_OVERRIDES": {
         "MemoryStatusEnum": "apps.memories.models.Status",
-        "JobStatusEnum": "apps.memories.models.JobStatus",
+        "JobStatusEnum": "apps.pipeline.models.JobStatus",
     },
 }
 
@@ -359,7 +371,8 @@ if _extra_models:
         MEMORYHUB_MODELS.update(json.loads(_extra_models))
     except (ValueError, TypeError) as error:
         raise ImproperlyConfigured(f"MEMORYHUB_EXTRA_MODELS is not JSON: {error}") from None
-MEMORYHUB_DEFAULT_MODEL = env_str("MEMORYHUB_DEFAULT_MODEL", "gpt-4o")
+# env_str returns its default when unset, so never None here.
+MEMORYHUB_DEFAULT_MODEL = cast(str, env_str("MEMORYHUB_DEFAULT_MODEL", "gpt-4o"))
 
 # Without a broker, tasks run in-process (eagerly), so the embedded quickstart needs none.
 _broker_url = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqs"))
@@ -377,11 +390,11 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "memoryhub")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "lifecycle-sweep": {
-        "task": "memories.lifecycle_sweep",
+        "task": "pipeline.lifecycle_sweep",
         "schedule": float(MEMORYHUB_LIFECYCLE_INTERVAL_SECONDS),
     },
-    "requeue-stale-jobs": {"task": "memories.requeue_stale_jobs", "schedule": 300.0},
-    "subject-indexes": {"task": "memories.subject_indexes", "schedule": 600.0},
+    "requeue-stale-jobs": {"task": "pipeline.requeue_stale_jobs", "schedule": 300.0},
+    "subject-indexes": {"task": "recall.subject_indexes", "schedule": 600.0},
 }
 # Redis redelivers a task whose worker died (unacknowledged) after this many seconds: keep it
 # above the longest task, or a slow task runs twice (its effect would still happen once).

@@ -9,7 +9,9 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("apps.memories.api.urls")),
-    path("api/v1/", include("apps.audit.api.urls")),
+    path("api/v1/", include("apps.recall.api.urls")),
+    path("api/v1/", include("apps.pipeline.api.urls")),
+    path("api/v1/", include("apps.audit_log.api.urls")),
     path("api/v1/", include("apps.context.api.urls")),
     path("django-admin/", admin.site.urls),
     path("", include("apps.accounts.urls")),
@@ -17,7 +19,7 @@ urlpatterns = [
     path("", include("apps.memories.urls")),
     path("", include("apps.context.urls")),
     path("", include("apps.evaluation.urls")),
-    path("", include("apps.audit.urls")),
+    path("", include("apps.audit_log.urls")),
 ]
 
 handler404 = "memoryhub.views.page_not_found"

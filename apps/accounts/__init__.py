@@ -1,0 +1,3 @@
+"""Dashboard logins and API keys (hashed, scoped to namespaces and permissions), the API's
+authentication, throttle and base view (`api.base.NamespacedAPIView`) every app's API stands
+on. Above namespaces and the audit log."""

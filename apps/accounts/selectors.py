@@ -7,6 +7,8 @@ import re
 
 from apps.accounts.models import ApiKey
 from apps.accounts.services import KEY_PREFIX, hash_secret
+from apps.namespaces.models import Namespace
+from memoryhub.exceptions import NotFound
 
 RAW_KEY_PATTERN = re.compile(
     rf"^{KEY_PREFIX}(?P<prefix>[0-9a-f]{{12}})_(?P<secret>[A-Za-z0-9_-]{{20,128}})$"
@@ -34,3 +36,11 @@ def api_key_for_raw(raw: str) -> ApiKey | None:
     if not api_key.is_usable:
         return None
     return api_key
+
+
+def namespace_for_api_key(api_key: ApiKey, slug: str) -> Namespace:
+    """A namespace in the key's scope; any other slug is NotFound, like one that never was."""
+    namespace = api_key.namespaces.filter(slug=slug).first()
+    if namespace is None:
+        raise NotFound("Namespace not found.")
+    return namespace

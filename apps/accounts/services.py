@@ -6,7 +6,9 @@ import hashlib
 import secrets
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import cast
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -53,7 +55,7 @@ def api_key_create(
             secret_hash=hash_secret(secret),
             name=name,
             permissions=permissions,
-            created_by=actor.user,
+            created_by=cast(User | None, actor.user),  # Actor.user: AbstractBaseUser
             expires_at=expires_at,
         )
         api_key.namespaces.set(namespaces)

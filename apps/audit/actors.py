@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from apps.audit.models import ActorType
 
@@ -11,7 +11,12 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
     from django.http import HttpRequest
 
-    from apps.accounts.models import ApiKey
+
+class ApiKeyLike(Protocol):
+    """What an actor needs of an API key (accounts' ApiKey, which sits above this app)."""
+
+    prefix: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -20,7 +25,7 @@ class Actor:
     id: str
     name: str
     user: AbstractBaseUser | None = None
-    api_key: ApiKey | None = None
+    api_key: ApiKeyLike | None = None
     request_id: str = ""
     ip: str | None = None
 
@@ -39,7 +44,7 @@ class Actor:
         )
 
     @classmethod
-    def for_api_key(cls, api_key: ApiKey, request: HttpRequest | None = None) -> Actor:
+    def for_api_key(cls, api_key: ApiKeyLike, request: HttpRequest | None = None) -> Actor:
         return cls(
             type=ActorType.API_KEY,
             id=api_key.prefix,

@@ -11,32 +11,33 @@ from django.utils import timezone
 
 from apps.audit import chain
 from apps.audit.actors import Actor
-from apps.audit.models import AuditEvent, Outcome
+from apps.audit.models import AuditEvent, ChainHead, Outcome
+
+EVENT_TABLE = AuditEvent._meta.db_table
+HEAD_TABLE = ChainHead._meta.db_table
+# An event's columns: the chained fields and the hash over them (one list, in chain.py).
+COLUMNS = (*chain.CHAINED_FIELDS, "hash")
+_CASTS = {"ip": "::inet", "details": "::jsonb"}
 
 _TAKE_NEXT_LINK = (
-    "UPDATE audit_chainhead SET last_id = last_id + 1 WHERE id = 1 RETURNING last_id, last_hash"
+    f"UPDATE {HEAD_TABLE} SET last_id = last_id + 1 WHERE id = 1 RETURNING last_id, last_hash"  # noqa: S608
 )
 # The head row goes missing only when the table is emptied (test flushes): rebuild it from the
 # newest event, so the chain continues where the events end.
-_REBUILD_HEAD = """
-    INSERT INTO audit_chainhead (id, last_id, last_hash)
+_REBUILD_HEAD = f"""
+    INSERT INTO {HEAD_TABLE} (id, last_id, last_hash)
     SELECT 1, COALESCE(MAX(id), 0),
-           COALESCE((SELECT hash FROM audit_auditevent ORDER BY id DESC LIMIT 1), %s)
-    FROM audit_auditevent
+           COALESCE((SELECT hash FROM {EVENT_TABLE} ORDER BY id DESC LIMIT 1), %s)
+    FROM {EVENT_TABLE}
     ON CONFLICT (id) DO NOTHING
-"""
-_APPEND = """
+"""  # noqa: S608 (table names only)
+_APPEND = f"""
     WITH appended AS (
-        INSERT INTO audit_auditevent (
-            id, created_at, actor_type, actor_id, actor_name, action, namespace_id,
-            namespace_slug, subject_id, object_type, object_id, request_id, ip, outcome,
-            details, prev_hash, hash
-        ) VALUES (
-            %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::inet, %s, %s::jsonb, %s, %s
-        )
+        INSERT INTO {EVENT_TABLE} ({", ".join(COLUMNS)})
+        VALUES ({", ".join("%s" + _CASTS.get(column, "") for column in COLUMNS)})
     )
-    UPDATE audit_chainhead SET last_hash = %s WHERE id = 1
-"""
+    UPDATE {HEAD_TABLE} SET last_hash = %s WHERE id = 1
+"""  # noqa: S608 (table and column names only)
 
 
 def audit_record(
@@ -88,15 +89,11 @@ def audit_record(
             prev_hash=previous,
         )
         event.hash = chain.link_hash(event_as_chain_fields(event))
-        cursor.execute(
-            _APPEND,
-            [
-                event.id, event.created_at, event.actor_type, event.actor_id, event.actor_name,
-                event.action, event.namespace_id, event.namespace_slug, event.subject_id,
-                event.object_type, event.object_id, event.request_id, event.ip, event.outcome,
-                json.dumps(event.details), event.prev_hash, event.hash, event.hash,
-            ],
-        )  # fmt: skip
+        values = [
+            json.dumps(event.details) if column == "details" else getattr(event, column)
+            for column in COLUMNS
+        ]
+        cursor.execute(_APPEND, [*values, event.hash])
     event._state.adding = False
     event._state.db = connection.alias
     return event
@@ -117,22 +114,8 @@ def audit_denied(
 
 
 def event_as_chain_fields(event: AuditEvent) -> dict[str, Any]:
-    return {
-        "id": event.id,
-        "created_at": event.created_at.isoformat(timespec="microseconds"),
-        "actor_type": event.actor_type,
-        "actor_id": event.actor_id,
-        "actor_name": event.actor_name,
-        "action": event.action,
-        "namespace_id": event.namespace_id,
-        "namespace_slug": event.namespace_slug,
-        "subject_id": str(event.subject_id) if event.subject_id else None,
-        "object_type": event.object_type,
-        "object_id": event.object_id,
-        "request_id": event.request_id,
-        "ip": event.ip,
-        "outcome": event.outcome,
-        "details": event.details,
-        "prev_hash": event.prev_hash,
-        "hash": event.hash,
-    }
+    """An event's columns as the chain hashes them (times and ids as text)."""
+    fields = {column: getattr(event, column) for column in COLUMNS}
+    fields["created_at"] = event.created_at.isoformat(timespec="microseconds")
+    fields["subject_id"] = str(event.subject_id) if event.subject_id else None
+    return fields

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from apps.context.tokenizers import TOKENS_PER_MESSAGE, Tokenizer, message_tokens
-from apps.memories.extraction import MEMORY_BLOCK_END, MEMORY_BLOCK_START
+from apps.pipeline.extraction import MEMORY_BLOCK_END, MEMORY_BLOCK_START
+from apps.tokens.tokenizers import TOKENS_PER_MESSAGE, Tokenizer, message_tokens
 
 SYSTEM, QUERY = "system", "query"
 PROCEDURAL, TURNS, MEMORIES, SUMMARY, SHARED = (

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import forms
 from django.conf import settings
 
 from apps.context.assembly import PLACEMENTS
 from apps.context.services import STRATEGIES
-from apps.context.tokenizers import model_table
+from apps.tokens.tokenizers import model_table
 
 
 class PlaygroundForm(forms.Form):
@@ -30,10 +32,13 @@ class PlaygroundForm(forms.Form):
     placement = forms.ChoiceField(choices=[(p, p) for p in PLACEMENTS], initial="edges")
     compare = forms.BooleanField(required=False, label="Compare the four strategies")
 
-    def __init__(self, *args, namespaces: list[str], **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, namespaces: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["namespace"].choices = [(slug, slug) for slug in namespaces]
+        # self.fields holds copies of the ChoiceFields declared above.
+        cast(forms.ChoiceField, self.fields["namespace"]).choices = [
+            (slug, slug) for slug in namespaces
+        ]
         models = sorted(model_table())
-        self.fields["model"].choices = [(name, name) for name in models]
+        cast(forms.ChoiceField, self.fields["model"]).choices = [(name, name) for name in models]
         default = settings.MEMORYHUB_DEFAULT_MODEL
         self.fields["model"].initial = default if default in models else models[0]

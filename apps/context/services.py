@@ -12,19 +12,25 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.context import assembly
 from apps.context.models import PlaygroundConfig
-from apps.context.tokenizers import ModelInfo, model_table, tokenizer_for
-from apps.memories.encryption import KeyCache, open_memory, open_row, seal_row
-from apps.memories.models import Kind, Memory, Role, Session, Status, Subject
-from apps.memories.recall import recall_log_create, recall_memories
+from apps.memories.models import Kind, Memory, Subject
+from apps.memories.row_encryption import KeyCache, open_memory, open_row, seal_row
+from apps.memories.selectors import procedural_memories
 from apps.namespaces.models import Namespace
 from apps.namespaces.selectors import namespaces_for_user
+from apps.pipeline.models import Session
+from apps.pipeline.selectors import (
+    session_for_subject,
+    session_recent_turns,
+    session_summary_latest,
+)
+from apps.recall.search import recall_memories
+from apps.recall.services import recall_log_create
+from apps.tokens.tokenizers import ModelInfo, Tokenizer, model_table, tokenizer_for
 from memoryhub.exceptions import ApplicationError, NotFound
 
 STRATEGIES = ("buffer", "window", "summary", "summary_buffer")
@@ -77,7 +83,7 @@ def context_assemble(
     *,
     actor: Actor,
     namespace: Namespace,
-    request: ContextRequest,
+    spec: ContextRequest,
     purpose: str = "context",
     include_text: bool = False,
 ) -> dict[str, Any]:
@@ -85,163 +91,245 @@ def context_assemble(
     or dropped item's text (the playground shows it; the API's messages already hold it).
     The served memories are written to the recall log under `purpose`."""
     started = time.perf_counter()
-    model = model_info(request.model or settings.MEMORYHUB_DEFAULT_MODEL)
-    if request.strategy not in STRATEGIES:
+    model, budget = _model_and_budget(spec)
+    tokenizer = tokenizer_for(model.tokenizer)
+    keys = KeyCache()
+
+    mark = time.perf_counter()
+    gathered = _gather_memories(actor, namespace, spec, keys, tokenizer.name)
+    recall_ms = (time.perf_counter() - mark) * 1000
+
+    mark = time.perf_counter()
+    specs = {
+        name: assembly.SectionSpec(priority)
+        for name, priority in assembly.DEFAULT_PRIORITIES.items()
+    }
+    session = (
+        session_for_subject(subject=gathered.subject, external_id=spec.session)
+        if gathered.subject is not None and spec.session
+        else None
+    )
+    turn_texts: dict[tuple[str, str], str] = {}
+    if session is not None:
+        turn_texts = _add_conversation(gathered, spec, session, keys, tokenizer, specs)
+    _apply_section_overrides(specs, spec.sections)
+    result = _pack(spec, gathered, budget, tokenizer, specs)
+    assembly_ms = (time.perf_counter() - mark) * 1000
+
+    served = [
+        gathered.memories_by_id[item.key].id
+        for section in result.sections
+        if section.name in (assembly.PROCEDURAL, assembly.MEMORIES, assembly.SHARED)
+        for item in section.items
+    ]
+    log = recall_log_create(
+        actor=actor,
+        namespace=namespace,
+        subject=gathered.subject,
+        memory_ids=served,
+        purpose=purpose,
+    )
+    texts = turn_texts | {
+        (name, item.key): item.text for name, group in gathered.candidates.items() for item in group
+    }
+    return {
+        **_result_fields(result, texts, include_text=include_text),
+        "tokenizer": tokenizer.name,
+        "exact": model.exact,
+        "model": model.name,
+        "strategy": spec.strategy,
+        "cost_usd": round(result.total_tokens * model.input_usd_per_mtok / 1_000_000, 8),
+        "recall_id": str(log.id),
+        "timings_ms": {
+            "recall": round(recall_ms, 2),
+            "assembly": round(assembly_ms, 2),
+            "total": round((time.perf_counter() - started) * 1000, 2),
+        },
+    }
+
+
+def _model_and_budget(spec: ContextRequest) -> tuple[ModelInfo, int]:
+    """The target model, and the tokens the prompt may take (its window less the reserve)."""
+    model = model_info(spec.model or settings.MEMORYHUB_DEFAULT_MODEL)
+    if spec.strategy not in STRATEGIES:
         raise ApplicationError(
             "Unknown strategy.", details={"strategy": [f"one of {', '.join(STRATEGIES)}"]}
         )
-    window = request.max_context_tokens or model.context_window
+    window = spec.max_context_tokens or model.context_window
     if window > model.context_window:
         raise ApplicationError(
             f"max_context_tokens is larger than {model.name}'s window of {model.context_window}.",
             details={"max_context_tokens": [f"at most {model.context_window}"]},
         )
-    budget = window - request.reserve_tokens
+    budget = window - spec.reserve_tokens
     if budget <= 0:
         raise ApplicationError(
             "The reserve leaves no room for a prompt.",
             code="budget_too_small",
             status_code=422,
             details={
-                "budget": {"max_context_tokens": window, "reserve_tokens": request.reserve_tokens}
+                "budget": {"max_context_tokens": window, "reserve_tokens": spec.reserve_tokens}
             },
         )
-    tokenizer = tokenizer_for(model.tokenizer)
-    exact = model.exact
-    keys = KeyCache()
+    return model, budget
 
-    # Recall: the subject's memories and the namespace's shared ones, in one search.
-    mark = time.perf_counter()
+
+@dataclass
+class _Gathered:
+    """The memories a prompt may take, as assembly candidates by section."""
+
+    subject: Subject | None
+    candidates: dict[str, list[assembly.Item]]
+    memories_by_id: dict[str, Memory]
+    excluded: list[assembly.Dropped]
+
+
+def _gather_memories(
+    actor: Actor, namespace: Namespace, spec: ContextRequest, keys: KeyCache, tokenizer: str
+) -> _Gathered:
+    """Recall (the subject's memories and the namespace's shared ones, in one search) and
+    the instructions that apply, decrypted; instructions beyond the first MAX_PROCEDURAL
+    (by importance) are left out with the reason "limit"."""
     outcome = recall_memories(
         actor=actor,
         namespace=namespace,
-        subject_external_id=request.subject,
-        query=request.query,
-        k=request.recall_k,
+        subject_external_id=spec.subject,
+        query=spec.query,
+        k=spec.recall_k,
         include_shared=True,
         log=False,
         keys=keys,
     )
-    subject = outcome.subject
-    candidates: dict[str, list[assembly.Item]] = {name: [] for name in assembly.DEFAULT_PRIORITIES}
-    memories_by_id: dict[str, Memory] = {}
+    gathered = _Gathered(
+        subject=outcome.subject,
+        candidates={name: [] for name in assembly.DEFAULT_PRIORITIES},
+        memories_by_id={},
+        excluded=[],
+    )
     for hit in outcome.hits:
         if hit.memory.kind == Kind.PROCEDURAL:
             continue  # instructions come whole, below
         section = assembly.SHARED if hit.memory.subject_id is None else assembly.MEMORIES
         key = str(hit.memory.id)
-        memories_by_id[key] = hit.memory
-        candidates[section].append(
+        gathered.memories_by_id[key] = hit.memory
+        gathered.candidates[section].append(
             assembly.Item(
                 key,
                 open_memory(keys, hit.memory),
                 hit.score,
                 details={"components": hit.components},
-                line_tokens=hit.memory.prompt_tokens.get(tokenizer.name),
+                line_tokens=hit.memory.prompt_tokens.get(tokenizer),
             )
         )
-    procedural, overflow = _procedural(namespace, subject)
+    procedural, overflow = procedural_memories(
+        namespace=namespace, subject=outcome.subject, limit=MAX_PROCEDURAL
+    )
     for memory in procedural:
         key = str(memory.id)
-        memories_by_id[key] = memory
-        candidates[assembly.PROCEDURAL].append(
+        gathered.memories_by_id[key] = memory
+        gathered.candidates[assembly.PROCEDURAL].append(
             assembly.Item(
                 key,
                 open_memory(keys, memory),
                 memory.importance,
-                line_tokens=memory.prompt_tokens.get(tokenizer.name),
+                line_tokens=memory.prompt_tokens.get(tokenizer),
             )
         )
-    recall_ms = (time.perf_counter() - mark) * 1000
-
-    # The conversation, by strategy.
-    mark = time.perf_counter()
-    # Instructions beyond the first MAX_PROCEDURAL (by importance) are not considered.
-    excluded: list[assembly.Dropped] = [
-        assembly.Dropped(
-            assembly.PROCEDURAL, str(memory_id), counts.get(tokenizer.name, 0), "limit"
-        )
+    gathered.excluded = [
+        assembly.Dropped(assembly.PROCEDURAL, str(memory_id), counts.get(tokenizer, 0), "limit")
         for memory_id, counts in overflow
     ]
-    turn_texts: dict[tuple[str, str], str] = {}
-    session = (
-        Session.objects.filter(subject=subject, external_id=request.session).first()
-        if subject is not None and request.session
-        else None
-    )
-    specs = {
-        name: assembly.SectionSpec(priority)
-        for name, priority in assembly.DEFAULT_PRIORITIES.items()
-    }
-    if session is not None:
-        # The newest MAX_TURNS turns at most: no strategy sends more, however long the session.
-        rows = list(
-            session.messages.filter(role__in=[Role.USER, Role.ASSISTANT]).order_by("-position")[
-                :MAX_TURNS
-            ]
+    return gathered
+
+
+def _add_conversation(
+    gathered: _Gathered,
+    spec: ContextRequest,
+    session: Session,
+    keys: KeyCache,
+    tokenizer: Tokenizer,
+    specs: dict[str, assembly.SectionSpec],
+) -> dict[tuple[str, str], str]:
+    """The session's turns and summary as candidates, by strategy (turns a strategy leaves
+    out are dropped with its reason); returns the turns' texts by (section, key)."""
+    namespace_id, subject_id = session.namespace_id, session.subject_id
+    # The newest MAX_TURNS turns at most: no strategy sends more, however long the session.
+    turns = [
+        assembly.Item(
+            str(m.position), open_row(keys, m, namespace_id, subject_id), 0.0, role=m.role
         )
-        turns = [
-            assembly.Item(
-                str(m.position), open_row(keys, m, namespace.pk, subject.pk), 0.0, role=m.role
-            )
-            for m in reversed(rows)
-        ]
-        turn_texts = {(assembly.TURNS, t.key): t.text for t in turns}
-        summary = session.summaries.order_by("-version").first()
-        if request.strategy in ("summary", "summary_buffer") and summary is not None:
-            text = open_row(keys, summary, namespace.pk, subject.pk)
-            candidates[assembly.SUMMARY] = [assembly.Item("summary", text, 1.0)]
-        left_out: list[assembly.Item] = []
-        reason = ""
-        if request.strategy == "window":
-            keep = turns[-request.window :] if request.window > 0 else []
-            left_out, reason, turns = turns[: len(turns) - len(keep)], "window", keep
-        elif request.strategy == "summary":
-            # The summary stands for the turns it covers; later ones (not summarized yet:
-            # extraction runs after the request) still come verbatim.
-            covered = summary.through_position if summary is not None else -1
-            left_out = [t for t in turns if int(t.key) <= covered]
-            turns = [t for t in turns if int(t.key) > covered]
-            reason = "summarized"
-        elif request.strategy == "summary_buffer":
-            specs[assembly.TURNS].max_tokens = request.buffer_tokens
-        excluded += [
-            assembly.Dropped(assembly.TURNS, t.key, assembly.turn_cost(t, tokenizer), reason)
-            for t in left_out
-        ]
-        candidates[assembly.TURNS] = turns
-        # A turn sent verbatim is not recalled as well (ingestion keeps user turns as
-        # episodic memories of the session, at the same position).
-        verbatim = {int(t.key) for t in turns}
-        candidates[assembly.MEMORIES] = [
-            item
-            for item in candidates[assembly.MEMORIES]
-            if not (
-                memories_by_id[item.key].session_key == session.external_id
-                and memories_by_id[item.key].position in verbatim
-            )
-        ]
-    for name, override in request.sections.items():
+        for m in session_recent_turns(session=session, limit=MAX_TURNS)
+    ]
+    turn_texts = {(assembly.TURNS, t.key): t.text for t in turns}
+    summary = session_summary_latest(session=session)
+    if spec.strategy in ("summary", "summary_buffer") and summary is not None:
+        text = open_row(keys, summary, namespace_id, subject_id)
+        gathered.candidates[assembly.SUMMARY] = [assembly.Item("summary", text, 1.0)]
+    left_out: list[assembly.Item] = []
+    reason = ""
+    if spec.strategy == "window":
+        keep = turns[-spec.window :] if spec.window > 0 else []
+        left_out, reason, turns = turns[: len(turns) - len(keep)], "window", keep
+    elif spec.strategy == "summary":
+        # The summary stands for the turns it covers; later ones (not summarized yet:
+        # extraction runs after the request) still come verbatim.
+        covered = summary.through_position if summary is not None else -1
+        left_out = [t for t in turns if int(t.key) <= covered]
+        turns = [t for t in turns if int(t.key) > covered]
+        reason = "summarized"
+    elif spec.strategy == "summary_buffer":
+        specs[assembly.TURNS].max_tokens = spec.buffer_tokens
+    gathered.excluded += [
+        assembly.Dropped(assembly.TURNS, t.key, assembly.turn_cost(t, tokenizer), reason)
+        for t in left_out
+    ]
+    gathered.candidates[assembly.TURNS] = turns
+    # A turn sent verbatim is not recalled as well (ingestion keeps user turns as episodic
+    # memories of the session, at the same position).
+    verbatim = {int(t.key) for t in turns}
+    gathered.candidates[assembly.MEMORIES] = [
+        item
+        for item in gathered.candidates[assembly.MEMORIES]
+        if not (
+            gathered.memories_by_id[item.key].session_key == session.external_id
+            and gathered.memories_by_id[item.key].position in verbatim
+        )
+    ]
+    return turn_texts
+
+
+def _apply_section_overrides(
+    specs: dict[str, assembly.SectionSpec], overrides: dict[str, dict[str, int | None]]
+) -> None:
+    for name, override in overrides.items():
         if name not in specs:
             raise ApplicationError(
                 "Unknown section.", details={"sections": [f"{name!r} is not a section"]}
             )
         if override.get("priority") is not None:
-            specs[name].priority = int(override["priority"])
+            specs[name].priority = int(override["priority"] or 0)
         if "max_tokens" in override:
             cap = override["max_tokens"]
             specs[name].max_tokens = None if cap is None else int(cap)
 
+
+def _pack(
+    spec: ContextRequest,
+    gathered: _Gathered,
+    budget: int,
+    tokenizer: Tokenizer,
+    specs: dict[str, assembly.SectionSpec],
+) -> assembly.Assembly:
     try:
-        result = assembly.assemble(
-            system_prompt=request.system_prompt,
-            query=request.query,
-            candidates=candidates,
+        return assembly.assemble(
+            system_prompt=spec.system_prompt,
+            query=spec.query,
+            candidates=gathered.candidates,
             budget=budget,
             tokenizer=tokenizer,
             specs=specs,
-            placement=request.placement,
-            excluded=excluded,
+            placement=spec.placement,
+            excluded=gathered.excluded,
         )
     except assembly.BudgetTooSmall as error:
         raise ApplicationError(
@@ -251,20 +339,13 @@ def context_assemble(
             status_code=422,
             details={"budget": {"required_tokens": error.required, "budget_tokens": error.budget}},
         ) from None
-    assembly_ms = (time.perf_counter() - mark) * 1000
 
-    served = [
-        memories_by_id[item.key].id
-        for section in result.sections
-        if section.name in (assembly.PROCEDURAL, assembly.MEMORIES, assembly.SHARED)
-        for item in section.items
-    ]
-    log = recall_log_create(
-        actor=actor, namespace=namespace, subject=subject, memory_ids=served, purpose=purpose
-    )
-    texts = turn_texts | {
-        (name, item.key): item.text for name, group in candidates.items() for item in group
-    }
+
+def _result_fields(
+    result: assembly.Assembly, texts: dict[tuple[str, str], str], *, include_text: bool
+) -> dict[str, Any]:
+    """The messages, the sections with their items' tokens, and what was dropped and why."""
+    scored = (assembly.MEMORIES, assembly.SHARED)
     return {
         "messages": result.messages,
         "sections": [
@@ -279,11 +360,7 @@ def context_assemble(
                         **({"role": item.role} if item.role else {}),
                         **item.details,
                     }
-                    | (
-                        {"score": round(item.value, 6)}
-                        if section.name in (assembly.MEMORIES, assembly.SHARED)
-                        else {}
-                    )
+                    | ({"score": round(item.value, 6)} if section.name in scored else {})
                     for item, tokens in zip(section.items, section.item_tokens, strict=True)
                 ],
             }
@@ -291,46 +368,12 @@ def context_assemble(
         ],
         "total_tokens": result.total_tokens,
         "budget_tokens": result.budget_tokens,
-        "tokenizer": tokenizer.name,
-        "exact": exact,
-        "model": model.name,
-        "strategy": request.strategy,
         "dropped": [
             {"section": d.section, "id": d.key, "tokens": d.tokens, "reason": d.reason}
             | ({"text": texts.get((d.section, d.key), "")} if include_text else {})
             for d in result.dropped
         ],
-        "cost_usd": round(result.total_tokens * model.input_usd_per_mtok / 1_000_000, 8),
-        "recall_id": str(log.id),
-        "timings_ms": {
-            "recall": round(recall_ms, 2),
-            "assembly": round(assembly_ms, 2),
-            "total": round((time.perf_counter() - started) * 1000, 2),
-        },
     }
-
-
-def _procedural(
-    namespace: Namespace, subject: Subject | None
-) -> tuple[list[Memory], list[tuple[Any, dict[str, int]]]]:
-    """Instructions that apply (the subject's procedural memories and the shared ones), the
-    MAX_PROCEDURAL most important, and (id, prompt tokens) of some of the others."""
-    owners = Memory.objects.filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
-        namespace=namespace,
-        kind=Kind.PROCEDURAL,
-        status=Status.ACTIVE,
-        valid_to__isnull=True,
-    )
-    owners = owners.filter(Q(subject__isnull=True) | Q(subject=subject))
-    ordered = owners.order_by("-importance", "created_at")
-    memories = list(ordered.defer("embedding", "context_embedding")[:MAX_PROCEDURAL])
-    for memory in memories:
-        memory.namespace = namespace
-    overflow = list(
-        ordered.values_list("id", "prompt_tokens")[MAX_PROCEDURAL : MAX_PROCEDURAL * 20]
-    )
-    return memories, overflow
 
 
 def playground_config_save(

@@ -8,12 +8,15 @@ the result is swapped in.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django_htmx.middleware import HtmxDetails
 
 from apps.audit.actors import Actor
 from apps.context.forms import PlaygroundForm
@@ -38,8 +41,16 @@ SECTION_LABELS = {
 }
 
 
+class PlaygroundRequest(HttpRequest):
+    """A request as the playground sees it: signed in (`login_required`), and with the
+    `htmx` details that django-htmx's middleware adds."""
+
+    user: User
+    htmx: HtmxDetails
+
+
 @login_required
-def playground(request: HttpRequest) -> HttpResponse:
+def playground(request: PlaygroundRequest) -> HttpResponse:
     slugs = list(namespaces_for_user(request.user).values_list("slug", flat=True))
     context: dict[str, Any] = {"results": [], "error": None}
     if request.method == "POST":
@@ -58,11 +69,13 @@ def playground(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             _assemble(request, form.cleaned_data, context)
         else:
+            # An ErrorList yields its messages, as str (its stubs: ValidationError | str | promise).
+            errors_by_field = cast(Mapping[str, Iterable[str]], form.errors)
             context["error"] = "; ".join(
                 f"{form.fields[name].label or name}: {' '.join(errors)}"
                 if name in form.fields
                 else " ".join(errors)
-                for name, errors in form.errors.items()
+                for name, errors in errors_by_field.items()
             )
     template = "context/playground.html"
     if request.htmx and request.method == "POST":
@@ -70,7 +83,7 @@ def playground(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-def _assemble(request: HttpRequest, data: dict[str, Any], context: dict[str, Any]) -> None:
+def _assemble(request: PlaygroundRequest, data: dict[str, Any], context: dict[str, Any]) -> None:
     actor = Actor.for_user(request.user, request)
     try:
         namespace = namespace_for_user(request.user, data["namespace"])
@@ -78,7 +91,7 @@ def _assemble(request: HttpRequest, data: dict[str, Any], context: dict[str, Any
             result = context_assemble(
                 actor=actor,
                 namespace=namespace,
-                request=ContextRequest.from_data(data, strategy=strategy),
+                spec=ContextRequest.from_data(data, strategy=strategy),
                 purpose="playground",
                 include_text=True,
             )

@@ -15,9 +15,12 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +111,7 @@ class SentenceTransformerProvider:
         self.runtime = runtime
         self.name = f"local:{Path(self.model_ref).name or self.model_ref}"
         self.batch_size = batch_size
-        self._model = None
+        self._model: SentenceTransformer | None = None
         # ONNX Runtime sessions: one thread for single queries, every core for batches (only
         # for a float32 model; a bfloat16 one batches in torch).
         self._query_encoder: OnnxEncoder | None = None
@@ -116,7 +119,7 @@ class SentenceTransformerProvider:
         self._lock = threading.Lock()
         self.dimensions = 384
 
-    def _load(self):  # type: ignore[no-untyped-def]
+    def _load(self) -> SentenceTransformer:
         if self._model is None:
             with self._lock:
                 if self._model is None:
@@ -132,7 +135,8 @@ class SentenceTransformerProvider:
                     import torch
 
                     model = SentenceTransformer(self.model_ref, device="cpu")
-                    self.dimensions = int(model.get_embedding_dimension())
+                    # None only for a model without a pooling layer, which int() refuses.
+                    self.dimensions = int(cast(int, model.get_embedding_dimension()))
                     if self.runtime != "torch":  # exported from the float32 weights
                         encoders = OnnxEncoder.pair(model, batches=self.dtype == "float32")
                         if encoders:
@@ -202,7 +206,7 @@ class OnnxEncoder:
 
     PROBE = "A probe sentence, to check the exported graph against the model itself."
 
-    def __init__(self, model, session, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, model: SentenceTransformer, session: Any, names: list[str]) -> None:
         self.model = model
         self.session = session
         self.names = names
@@ -210,8 +214,8 @@ class OnnxEncoder:
         self.rest = copy.deepcopy(list(model)[1:])
 
     @classmethod
-    def pair(  # type: ignore[no-untyped-def]
-        cls, model, *, batches: bool
+    def pair(
+        cls, model: SentenceTransformer, *, batches: bool
     ) -> tuple[OnnxEncoder, OnnxEncoder | None] | Literal[False]:
         """Encoders for single queries (one thread) and, if `batches`, for batches (every
         core); False when the model must stay on torch. `model` must be in float32."""
@@ -240,7 +244,7 @@ class OnnxEncoder:
         return single, batch
 
     @classmethod
-    def _export(cls, model) -> tuple[bytes, list[str]]:  # type: ignore[no-untyped-def]
+    def _export(cls, model: SentenceTransformer) -> tuple[bytes, list[str]]:
         import io
         import warnings
 
@@ -269,9 +273,12 @@ class OnnxEncoder:
         with warnings.catch_warnings(), torch.inference_mode():
             warnings.simplefilter("ignore")
             torch.onnx.export(
-                Graph(transformer.model).eval(),
+                # model[0] is sentence-transformers' Transformer; its .model the Hugging Face one.
+                Graph(cast(torch.nn.Module, transformer.model)).eval(),
                 tuple(features[name] for name in names),
-                buffer,
+                # torch annotates `f` as a path; the TorchScript exporter (dynamo=False) also
+                # writes to a file-like object.
+                buffer,  # type: ignore[arg-type]  # torch's hint: see above
                 input_names=names,
                 output_names=["token_embeddings"],
                 dynamic_axes=axes,
@@ -281,7 +288,7 @@ class OnnxEncoder:
         return buffer.getvalue(), names
 
     @staticmethod
-    def _session(graph: bytes, threads: int):  # type: ignore[no-untyped-def]
+    def _session(graph: bytes, threads: int) -> Any:  # an onnxruntime.InferenceSession
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
@@ -297,7 +304,9 @@ class OnnxEncoder:
         import torch
 
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vectors = np.zeros((len(texts), self.model.get_embedding_dimension()), dtype=np.float32)
+        # Not None: the provider took int() of it before exporting the model.
+        dimensions = cast(int, self.model.get_embedding_dimension())
+        vectors = np.zeros((len(texts), dimensions), dtype=np.float32)
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             features = self.model.preprocess([texts[i] for i in chunk])
@@ -413,8 +422,9 @@ def _build_provider() -> EmbeddingProvider:
     from django.conf import settings
 
     if settings.MEMORYHUB_EMBEDDING_PROVIDER == "openai":
+        # Settings refuse the openai provider without MEMORYHUB_EMBEDDING_URL.
         return OpenAICompatibleProvider(
-            base_url=settings.MEMORYHUB_EMBEDDING_URL,
+            base_url=cast(str, settings.MEMORYHUB_EMBEDDING_URL),
             model=settings.MEMORYHUB_EMBEDDING_MODEL or "text-embedding-3-small",
             api_key=settings.MEMORYHUB_EMBEDDING_API_KEY,
             dimensions=settings.MEMORYHUB_EMBEDDING_DIMENSIONS,

@@ -23,6 +23,17 @@ from apps.memories.fields import EmbeddingField, TermArrayField
 EMBEDDING_DIMENSIONS = 384
 
 
+class EncryptedContent(models.Model):
+    """A row whose text is stored only as AES-256-GCM ciphertext, under the data key of its
+    subject (or of its namespace) at `key_version`; sealed and opened by `row_encryption`."""
+
+    content_encrypted = models.BinaryField()
+    key_version = models.PositiveIntegerField()
+
+    class Meta:
+        abstract = True
+
+
 class Subject(models.Model):
     """An end user of an app, known by the app's own `external_id` (use opaque ids)."""
 
@@ -88,7 +99,7 @@ class Status(models.TextChoices):
     PENDING_REVIEW = "pending_review", "Pending review"
 
 
-class Memory(models.Model):
+class Memory(EncryptedContent):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     namespace = models.ForeignKey(
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="memories"
@@ -97,8 +108,6 @@ class Memory(models.Model):
         Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="memories"
     )
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SEMANTIC)
-    content_encrypted = models.BinaryField()
-    key_version = models.PositiveIntegerField()
     token_index = TermArrayField(default=list, blank=True)
     token_count = models.PositiveIntegerField(default=0)
     importance = models.FloatField(default=0.5)
@@ -163,13 +172,11 @@ class Memory(models.Model):
         return f"Memory {self.id} v{self.version}"
 
 
-class MemoryVersion(models.Model):
+class MemoryVersion(EncryptedContent):
     """An earlier content of a memory, encrypted under the same data key, with who and why."""
 
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="versions")
     version = models.PositiveIntegerField()
-    content_encrypted = models.BinaryField()
-    key_version = models.PositiveIntegerField()
     changed_by = models.CharField(max_length=200)
     reason = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -184,204 +191,3 @@ class MemoryVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id} v{self.version}"
-
-
-class RecallLog(models.Model):
-    """Which memories went to whom: one row per recall or context request, ids only.
-
-    No query text, no content, no scores beyond ranks: it answers "memory M was served to
-    key K in request R" for admins and for the subject. Erased with the subject.
-    """
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    namespace = models.ForeignKey(
-        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
-    )
-    subject = models.ForeignKey(
-        Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="recall_logs"
-    )
-    purpose = models.CharField(max_length=16, default="recall")
-    actor_type = models.CharField(max_length=16)
-    actor_id = models.CharField(max_length=64, blank=True)
-    request_id = models.CharField(max_length=64, blank=True)
-    memory_ids = ArrayField(models.UUIDField(), default=list)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["-created_at"]
-        indexes = [
-            models.Index(fields=["namespace", "subject", "-created_at"], name="recall_by_subject")
-        ]
-
-    def __str__(self) -> str:
-        return f"recall {self.id}"
-
-
-class Session(models.Model):
-    """A conversation of a subject, named by the app (`external_id`); its turns are Messages.
-
-    `summary_encrypted` is the rolling summary of the turns (under the subject's key), kept
-    with its version for the `summary` and `summary_buffer` context strategies.
-    """
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    namespace = models.ForeignKey(
-        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
-    )
-    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="sessions")
-    external_id = models.CharField(max_length=200)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["-updated_at"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["subject", "external_id"], name="one_session_per_external_id"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"session {self.id}"
-
-
-class Role(models.TextChoices):
-    USER = "user", "User"
-    ASSISTANT = "assistant", "Assistant"
-    SYSTEM = "system", "System"
-    TOOL = "tool", "Tool"
-
-
-class Message(models.Model):
-    """One turn of a session, encrypted under the subject's key; `position` orders them."""
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
-    position = models.PositiveIntegerField()
-    role = models.CharField(max_length=16, choices=Role.choices)
-    name = models.CharField(max_length=64, blank=True)
-    content_encrypted = models.BinaryField()
-    key_version = models.PositiveIntegerField()
-    token_count = models.PositiveIntegerField(default=0)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["session", "position"]
-        constraints = [
-            models.UniqueConstraint(fields=["session", "position"], name="one_message_per_position")
-        ]
-
-    def __str__(self) -> str:
-        return f"message {self.session_id}#{self.position}"
-
-
-class JobStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
-
-
-class Job(models.Model):
-    """A unit of background work an app or admin can follow (ingestion, lifecycle sweeps).
-
-    `idempotency_key` (with the API key that sent it) makes a retried request return the
-    same job instead of doing the work twice; `request_hash` tells a true retry from a
-    different request reusing the key. `result` and `error` are content-free (ids, counts,
-    reasons).
-    """
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    namespace = models.ForeignKey(
-        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
-    )
-    subject = models.ForeignKey(
-        Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
-    )
-    kind = models.CharField(max_length=32)
-    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
-    idempotency_key = models.CharField(max_length=255, blank=True)
-    actor_id = models.CharField(max_length=64, blank=True)
-    request_hash = models.CharField(max_length=64, blank=True)
-    payload = models.JSONField(default=dict, blank=True)
-    result = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    created_at = models.DateTimeField(default=timezone.now)
-    updated_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["-created_at"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["namespace", "actor_id", "idempotency_key"],
-                condition=~Q(idempotency_key=""),
-                name="one_job_per_idempotency_key",
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"job {self.id} {self.kind} {self.status}"
-
-
-class Decision(models.TextChoices):
-    ADD = "add", "Added"
-    NOOP = "noop", "Duplicate, not stored"
-    MERGE = "merge", "Merged into an existing memory"
-    SUPERSEDE = "supersede", "Superseded an older memory"
-    REJECT = "reject", "Rejected"
-
-
-class ConsolidationLog(models.Model):
-    """What the write pipeline decided for one extracted memory, and why (no content)."""
-
-    namespace = models.ForeignKey(
-        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
-    )
-    subject = models.ForeignKey(
-        Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
-    )
-    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    decision = models.CharField(max_length=16, choices=Decision.choices)
-    reason = models.CharField(max_length=200)
-    memory_id = models.UUIDField(null=True, blank=True)  # the memory written or kept
-    related_id = models.UUIDField(null=True, blank=True)  # the duplicate or superseded one
-    similarity = models.FloatField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["-created_at"]
-        indexes = [
-            models.Index(
-                fields=["namespace", "subject", "-created_at"], name="consolidation_by_subject"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.decision} {self.memory_id}"
-
-
-class SessionSummary(models.Model):
-    """A version of a session's rolling summary, encrypted under the subject's key.
-
-    Each ingest job that extracts writes the next version, covering the turns up to
-    `through_position`; the newest version is the session's summary.
-    """
-
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="summaries")
-    version = models.PositiveIntegerField()
-    content_encrypted = models.BinaryField()
-    key_version = models.PositiveIntegerField()
-    through_position = models.PositiveIntegerField()
-    summarizer = models.CharField(max_length=32)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["session", "-version"]
-        constraints = [
-            models.UniqueConstraint(fields=["session", "version"], name="one_summary_per_version")
-        ]
-
-    def __str__(self) -> str:
-        return f"summary {self.session_id} v{self.version}"

@@ -6,12 +6,16 @@ A memory or subject outside that namespace is NotFound, exactly like one that ne
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
+from django.utils import timezone
 
-from apps.accounts.models import ApiKey
-from apps.memories.models import Job, Memory, MemoryVersion, Subject
+from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
+from apps.memories.row_encryption import KeyCache, open_memory, open_version
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import NotFound
 
@@ -68,17 +72,80 @@ def memory_versions(*, memory: Memory) -> QuerySet[MemoryVersion]:
     return MemoryVersion.objects.filter(memory=memory).order_by("-version")
 
 
-def job_for_api_key(*, api_key: ApiKey, job_id: uuid.UUID | str) -> Job:
-    """A job in one of the key's namespaces; anything else is not found."""
-    try:
-        job_uuid = uuid.UUID(str(job_id))
-    except ValueError:
-        raise NotFound("Job not found.") from None
-    job = (
-        Job.objects.filter(pk=job_uuid, namespace__in=api_key.namespaces.all())
-        .select_related("namespace", "subject")
-        .first()
+@dataclass(frozen=True)
+class OpenedMemory:
+    """A memory with its content decrypted, for a response or a page to show."""
+
+    memory: Memory
+    content: str
+
+
+@dataclass(frozen=True)
+class OpenedVersion:
+    version: MemoryVersion
+    content: str
+
+
+def memories_open(
+    memories: Iterable[Memory], *, keys: KeyCache | None = None
+) -> list[OpenedMemory]:
+    """The memories with their content decrypted (each data key unwrapped once)."""
+    keys = keys or KeyCache()
+    return [OpenedMemory(memory, open_memory(keys, memory)) for memory in memories]
+
+
+def memory_versions_open(*, memory: Memory, keys: KeyCache | None = None) -> list[OpenedVersion]:
+    """A memory's earlier contents, newest first, decrypted."""
+    keys = keys or KeyCache()
+    return [
+        OpenedVersion(version, open_version(keys, version, memory.subject_id, memory.namespace_id))
+        for version in memory_versions(memory=memory)
+    ]
+
+
+def memory_public_fields(memory: Memory) -> dict[str, Any]:
+    """The non-secret fields of a memory as JSON-ready values (never the embedding): the one
+    shape of a memory that the API, exports and pages share, without content and subject."""
+
+    def iso(value: datetime | None) -> str | None:
+        return value.isoformat() if value else None
+
+    return {
+        "id": str(memory.id),
+        "kind": memory.kind,
+        "tags": list(memory.tags),
+        "metadata": memory.metadata,
+        "importance": memory.importance,
+        "confidence": memory.confidence,
+        "source": memory.source,
+        "status": memory.status,
+        "version": memory.version,
+        "occurred_at": iso(memory.occurred_at),
+        "created_at": iso(memory.created_at),
+        "updated_at": iso(memory.updated_at),
+        "valid_from": iso(memory.valid_from),
+        "valid_to": iso(memory.valid_to),
+        "expires_at": iso(memory.expires_at),
+    }
+
+
+def procedural_memories(
+    *, namespace: Namespace, subject: Subject | None, limit: int
+) -> tuple[list[Memory], list[tuple[uuid.UUID, dict[str, int]]]]:
+    """The instructions that apply now (the subject's procedural memories and the shared
+    ones), the `limit` most important first; and (id, prompt tokens) of the next 19 x `limit`
+    of the others, which a prompt leaves out."""
+    owners = Memory.objects.filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
+        Q(subject__isnull=True) | Q(subject=subject),
+        namespace=namespace,
+        kind=Kind.PROCEDURAL,
+        status=Status.ACTIVE,
+        valid_to__isnull=True,
     )
-    if job is None:
-        raise NotFound("Job not found.")
-    return job
+    ordered = owners.order_by("-importance", "created_at")
+    memories = list(ordered.defer("embedding", "context_embedding")[:limit])
+    for memory in memories:
+        memory.namespace = namespace
+    overflow = list(ordered.values_list("id", "prompt_tokens")[limit : limit * 20])
+    return memories, overflow

@@ -12,51 +12,61 @@ import hmac
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Prefetch
 from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
-from apps.context.tokenizers import prompt_line_tokens
-from apps.memories import pii
 from apps.memories.embeddings import get_provider
-from apps.memories.encryption import (
-    KeyCache,
-    data_key_create,
-    open_memory,
-    open_row,
-    open_version,
-    seal_memory,
-    seal_version,
-)
-from apps.memories.indexing import (
-    embed_memories,
-    index_memory,
-    refresh_neighbour_context,
-    set_embedding,
-)
 from apps.memories.models import (
     DataKey,
     Kind,
     Memory,
     MemoryVersion,
-    Message,
-    Session,
-    SessionSummary,
     Status,
     Subject,
 )
+from apps.memories.row_encryption import (
+    KeyCache,
+    data_key_create,
+    open_memory,
+    open_version,
+    seal_memory,
+    seal_version,
+)
+from apps.memories.search_fields import (
+    embed_memories,
+    index_memory,
+    refresh_neighbour_context,
+    set_embedding,
+)
+from apps.memories.selectors import memory_public_fields
 from apps.memories.tasks import vacuum_data_keys
+from apps.namespaces import pii
 from apps.namespaces.models import Namespace
+from apps.tokens.tokenizers import prompt_line_tokens
 from memoryhub.exceptions import ApplicationError
 
+if TYPE_CHECKING:
+    from celery.contrib.django.task import DjangoTask
+
 EXPORT_SCHEMA_ID = "/api/v1/schemas/subject-export-v1.json"
+
+# Parts of a subject's export kept by the apps above the store (their conversations, say):
+# each registers, from its AppConfig.ready(), a function giving its part of the document.
+ExportPart = Callable[[KeyCache, Subject], Any]
+_export_parts: dict[str, ExportPart] = {}
+
+
+def subject_export_part_register(name: str, part: ExportPart) -> None:
+    """Add `name` to every subject export, built by `part(keys, subject)` (decrypted)."""
+    _export_parts[name] = part
 
 
 def validate_content(content: str, *, field: str = "content", limit: int | None = None) -> None:
@@ -180,7 +190,7 @@ def memory_create(
         position=position,
     )
     with transaction.atomic():
-        (memory,) = _create_memories(actor=actor, namespace=namespace, items=[item], keys=keys)
+        (memory,) = memories_insert(actor=actor, namespace=namespace, items=[item], keys=keys)
         audit_record(
             actor=actor,
             action="memory.create",
@@ -203,7 +213,7 @@ def memories_create_bulk(
     if not items:
         return []
     with transaction.atomic():
-        memories = _create_memories(actor=actor, namespace=namespace, items=items, keys=keys)
+        memories = memories_insert(actor=actor, namespace=namespace, items=items, keys=keys)
         audit_record(
             actor=actor,
             action="memory.create_bulk",
@@ -218,9 +228,13 @@ def memories_create_bulk(
     return memories
 
 
-def _create_memories(
+def memories_insert(
     *, actor: Actor, namespace: Namespace, items: list[NewMemory], keys: KeyCache | None
 ) -> list[Memory]:
+    """Store memories (validated, screened, sealed, indexed, embedded, with their first
+    versions) inside the caller's transaction, writing no audit event: for services that
+    audit what they did as one event of their own (consolidation, lifecycle summaries).
+    All or nothing: one invalid item refuses the batch, naming its index."""
     for index, item in enumerate(items):
         try:
             validate_content(item.content)
@@ -448,7 +462,7 @@ def subject_export(*, actor: Actor, subject: Subject) -> dict[str, Any]:
             }
             for memory in memories
         ],
-        "sessions": _export_sessions(keys, subject),
+        **{name: part(keys, subject) for name, part in _export_parts.items()},
     }
     audit_record(
         actor=actor,
@@ -460,46 +474,6 @@ def subject_export(*, actor: Actor, subject: Subject) -> dict[str, Any]:
         details={"memories": len(memories), "versions": sum(len(v) for v in versions.values())},
     )
     return document
-
-
-def _export_sessions(keys: KeyCache, subject: Subject) -> list[dict[str, Any]]:
-    sessions = []
-    # Three queries in all, however many sessions: their messages and summaries come along.
-    found = (
-        Session.objects.filter(subject=subject)
-        .order_by("created_at", "id")
-        .prefetch_related(
-            Prefetch("messages", queryset=Message.objects.order_by("position")),
-            Prefetch("summaries", queryset=SessionSummary.objects.order_by("-version")),
-        )
-    )
-    for session in found:
-        summary = next(iter(session.summaries.all()), None)  # the newest version
-        sessions.append(
-            {
-                "session": session.external_id,
-                "created_at": session.created_at.isoformat(),
-                "messages": [
-                    {
-                        "position": m.position,
-                        "role": m.role,
-                        "name": m.name,
-                        "content": open_row(keys, m, subject.namespace_id, subject.pk),
-                        "created_at": m.created_at.isoformat(),
-                    }
-                    for m in session.messages.all()
-                ],
-                "summary": None
-                if summary is None
-                else {
-                    "version": summary.version,
-                    "content": open_row(keys, summary, subject.namespace_id, subject.pk),
-                    "through_position": summary.through_position,
-                    "created_at": summary.created_at.isoformat(),
-                },
-            }
-        )
-    return sessions
 
 
 @dataclass(frozen=True)
@@ -542,7 +516,7 @@ def subject_erase(*, actor: Actor, subject: Subject) -> ErasureReceipt:
         subject_id = subject.pk
         subject.delete()
         erased_at = timezone.now().isoformat()
-        body = {
+        body: dict[str, Any] = {  # the fields of ErasureReceipt but the last two
             "subject_id": str(subject_id),
             "subject_fingerprint": fingerprint,
             **counts,
@@ -558,33 +532,9 @@ def subject_erase(*, actor: Actor, subject: Subject) -> ErasureReceipt:
             object_id=str(subject_id),
             details={**body, "receipt_hash": receipt_hash},
         )
-        vacuum_data_keys.delay_on_commit()
+        # The app's tasks are DjangoTasks (memoryhub/celery.py); shared_task's stubs say Task.
+        cast("DjangoTask[[], None]", vacuum_data_keys).delay_on_commit()
     return ErasureReceipt(**body, receipt_hash=receipt_hash, audit_event_id=event.pk)
-
-
-def memory_public_fields(memory: Memory) -> dict[str, Any]:
-    """The non-secret fields of a memory as JSON-ready values (never the embedding)."""
-
-    def iso(value: datetime | None) -> str | None:
-        return value.isoformat() if value else None
-
-    return {
-        "id": str(memory.id),
-        "kind": memory.kind,
-        "tags": list(memory.tags),
-        "metadata": memory.metadata,
-        "importance": memory.importance,
-        "confidence": memory.confidence,
-        "source": memory.source,
-        "status": memory.status,
-        "version": memory.version,
-        "occurred_at": iso(memory.occurred_at),
-        "created_at": iso(memory.created_at),
-        "updated_at": iso(memory.updated_at),
-        "valid_from": iso(memory.valid_from),
-        "valid_to": iso(memory.valid_to),
-        "expires_at": iso(memory.expires_at),
-    }
 
 
 def _audit_memory(
@@ -624,7 +574,7 @@ def data_keys_rotate(*, actor: Actor, batch_size: int = 500) -> int:
     another transaction holds (they are picked up by the next pass). Returns how many keys
     were re-wrapped; one audit event records the count. Afterwards the old KEK can go.
     """
-    from apps.memories.encryption import data_key_rewrap, key_provider
+    from apps.memories.row_encryption import data_key_rewrap, key_provider
 
     current = key_provider().current_version
     rewrapped = 0

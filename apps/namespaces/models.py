@@ -51,13 +51,13 @@ class Namespace(models.Model):
         return self.slug
 
 
-class Role(models.TextChoices):
+class MembershipRole(models.TextChoices):
     OWNER = "owner", "Owner"
     EDITOR = "editor", "Editor"
     VIEWER = "viewer", "Viewer"
 
 
-ROLE_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.OWNER: 3}
+ROLE_RANK = {MembershipRole.VIEWER: 1, MembershipRole.EDITOR: 2, MembershipRole.OWNER: 3}
 
 
 class Membership(models.Model):
@@ -65,7 +65,7 @@ class Membership(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
     )
     namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="memberships")
-    role = models.CharField(max_length=16, choices=Role.choices)
+    role = models.CharField(max_length=16, choices=MembershipRole.choices)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
-from apps.accounts.models import ApiKey
-from apps.namespaces.models import ROLE_RANK, Membership, Namespace, Role
+from apps.namespaces.models import ROLE_RANK, Membership, MembershipRole, Namespace
 from memoryhub.exceptions import NotFound
 
 
 def namespaces_for_user(
-    user: AbstractBaseUser, *, min_role: str = Role.VIEWER
+    user: User, *, min_role: str = MembershipRole.VIEWER
 ) -> QuerySet[Namespace]:
     if user.is_superuser:
         return Namespace.objects.all()
-    roles = [role for role, rank in ROLE_RANK.items() if rank >= ROLE_RANK[Role(min_role)]]
+    roles = [
+        role for role, rank in ROLE_RANK.items() if rank >= ROLE_RANK[MembershipRole(min_role)]
+    ]
     return Namespace.objects.filter(memberships__user=user, memberships__role__in=roles)
 
 
 def namespace_for_user(
-    user: AbstractBaseUser, slug: str, *, min_role: str = Role.VIEWER
+    user: User, slug: str, *, min_role: str = MembershipRole.VIEWER
 ) -> Namespace:
     namespace = namespaces_for_user(user, min_role=min_role).filter(slug=slug).first()
     if namespace is None:
@@ -28,18 +29,11 @@ def namespace_for_user(
     return namespace
 
 
-def user_role(user: AbstractBaseUser, namespace: Namespace) -> str | None:
+def user_role(user: User, namespace: Namespace) -> str | None:
     if user.is_superuser:
-        return Role.OWNER
+        return MembershipRole.OWNER
     return (
         Membership.objects.filter(user=user, namespace=namespace)
         .values_list("role", flat=True)
         .first()
     )
-
-
-def namespace_for_api_key(api_key: ApiKey, slug: str) -> Namespace:
-    namespace = api_key.namespaces.filter(slug=slug).first()
-    if namespace is None:
-        raise NotFound("Namespace not found.")
-    return namespace

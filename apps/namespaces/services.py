@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
-from apps.namespaces.models import Membership, Namespace, PiiPolicy, Role
+from apps.namespaces.models import Membership, MembershipRole, Namespace, PiiPolicy
 from memoryhub.exceptions import ApplicationError
 
 _UPDATABLE = (
@@ -30,20 +30,21 @@ def namespace_create(
     slug: str,
     name: str = "",
     description: str = "",
-    owner: AbstractBaseUser | None = None,
+    owner: User | None = None,
 ) -> Namespace:
-    """Create a namespace with its shared data key; `owner` (default: the acting user) owns it."""
-    from apps.memories.encryption import data_key_create
-
+    """Create a namespace; `owner` (default: the acting user) owns it. Its shared data key is
+    made by the store on first use."""
     try:
         with transaction.atomic():
             namespace = Namespace.objects.create(
                 slug=slug, name=name or slug, description=description
             )
-            data_key_create(namespace=namespace)
-            owner = owner or actor.user
+            # Actor.user is typed AbstractBaseUser; the user model is Django's User.
+            owner = owner or cast("User | None", actor.user)
             if owner is not None:
-                Membership.objects.create(user=owner, namespace=namespace, role=Role.OWNER)
+                Membership.objects.create(
+                    user=owner, namespace=namespace, role=MembershipRole.OWNER
+                )
             audit_record(
                 actor=actor,
                 action="namespace.create",
@@ -81,10 +82,8 @@ def namespace_update(*, actor: Actor, namespace: Namespace, **changes: Any) -> N
     return namespace
 
 
-def membership_set(
-    *, actor: Actor, namespace: Namespace, user: AbstractBaseUser, role: str
-) -> Membership:
-    if role not in Role.values:
+def membership_set(*, actor: Actor, namespace: Namespace, user: User, role: str) -> Membership:
+    if role not in MembershipRole.values:
         raise ApplicationError("Unknown role.", details={"role": role})
     with transaction.atomic():
         membership, created = Membership.objects.update_or_create(
@@ -101,7 +100,7 @@ def membership_set(
     return membership
 
 
-def membership_remove(*, actor: Actor, namespace: Namespace, user: AbstractBaseUser) -> None:
+def membership_remove(*, actor: Actor, namespace: Namespace, user: User) -> None:
     with transaction.atomic():
         removed, _ = Membership.objects.filter(user=user, namespace=namespace).delete()
         audit_record(
@@ -115,15 +114,15 @@ def membership_remove(*, actor: Actor, namespace: Namespace, user: AbstractBaseU
 
 
 def namespace_delete(*, actor: Actor, namespace: Namespace) -> dict[str, int]:
-    """Delete a namespace with everything in it (keys first: crypto-shredded). Audited."""
-    from apps.memories.models import DataKey, Memory, Subject
+    """Delete a namespace with everything in it (keys first: crypto-shredded). Audited.
 
+    The apps above reach the namespace's rows through their foreign keys (cascading)."""
     with transaction.atomic():
         counts = {
-            "memories": Memory.objects.filter(namespace=namespace).count(),
-            "subjects": Subject.objects.filter(namespace=namespace).count(),
+            "memories": namespace.memories.count(),
+            "subjects": namespace.subjects.count(),
         }
-        DataKey.objects.filter(namespace=namespace).delete()
+        namespace.data_keys.all().delete()
         namespace_id, slug = namespace.pk, namespace.slug
         Namespace.objects.filter(pk=namespace_id).delete()
         audit_record(

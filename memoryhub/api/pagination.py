@@ -13,7 +13,7 @@ class NewestFirstCursorPagination(CursorPagination):
         except NotFound:  # DRF says 404; a malformed parameter is a 400 naming it
             raise ValidationError({self.cursor_query_param: ["Invalid cursor."]}) from None
 
-    ordering = ("-created_at", "-id")
+    ordering: tuple[str, ...] = ("-created_at", "-id")
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 200

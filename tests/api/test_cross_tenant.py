@@ -246,6 +246,27 @@ class Attempt:
         return self.name
 
 
+# Every endpoint that names one object of a namespace ({id}: a memory, {subject}: a subject).
+OBJECT_ENDPOINTS = [
+    ("GET", "{ns}/memories/{id}"),
+    ("PATCH", "{ns}/memories/{id}"),
+    ("DELETE", "{ns}/memories/{id}"),
+    ("GET", "{ns}/memories/{id}/versions"),
+    ("GET", "{ns}/subjects/{subject}/export"),
+    ("POST", "{ns}/subjects/{subject}/erase"),
+]
+# Every namespaced endpoint: the namespace is checked before anything else is read.
+NAMESPACE_ENDPOINTS = [
+    ("GET", "{ns}/memories"),
+    ("POST", "{ns}/memories"),
+    *OBJECT_ENDPOINTS,
+    ("POST", "{ns}/recall"),
+    ("POST", "{ns}/context"),
+    ("POST", "{ns}/messages"),
+    ("POST", "{ns}/documents"),
+    ("GET", "{ns}/audit"),
+]
+
 FOREIGN_TARGETS = [
     # The victim's namespace slug in the path: outside the key's scope, so 404 for everything.
     Attempt("ns-list", "GET", "{foreign}/memories", 404),
@@ -544,17 +565,7 @@ def test_its_own_audit_log_filtered_by_a_foreign_subject_is_empty(
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(
-    ("method", "path"),
-    [
-        ("GET", "{ns}/memories/{id}"),
-        ("PATCH", "{ns}/memories/{id}"),
-        ("DELETE", "{ns}/memories/{id}"),
-        ("GET", "{ns}/memories/{id}/versions"),
-        ("GET", "{ns}/subjects/{subject}/export"),
-        ("POST", "{ns}/subjects/{subject}/erase"),
-    ],
-)
+@pytest.mark.parametrize(("method", "path"), OBJECT_ENDPOINTS)
 def test_a_foreign_object_is_indistinguishable_from_a_missing_one(
     world: dict[str, Party], method: str, path: str
 ) -> None:
@@ -578,28 +589,19 @@ def test_a_foreign_object_is_indistinguishable_from_a_missing_one(
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(
-    ("method", "path"),
-    [
-        ("GET", "{ns}/memories"),
-        ("POST", "{ns}/memories"),
-        ("GET", "{ns}/memories/{id}"),
-        ("PATCH", "{ns}/memories/{id}"),
-        ("DELETE", "{ns}/memories/{id}"),
-        ("GET", "{ns}/memories/{id}/versions"),
-        ("GET", "{ns}/subjects/g1/export"),
-        ("POST", "{ns}/subjects/g1/erase"),
-        ("GET", "{ns}/audit"),
-    ],
-)
+@pytest.mark.parametrize(("method", "path"), NAMESPACE_ENDPOINTS)
 def test_a_foreign_namespace_is_indistinguishable_from_a_missing_one(
     world: dict[str, Party], method: str, path: str
 ) -> None:
     acme, globex = world["acme"], world["globex"]
     memory_id = globex.memory_ids["g1"]
     body = {"content": "x"} if method in ("POST", "PATCH") else None
-    foreign = send(acme.client, method, path.format(ns=globex.slug, id=memory_id), body)
-    missing = send(acme.client, method, path.format(ns="no-such-namespace", id=memory_id), body)
+    foreign = send(
+        acme.client, method, path.format(ns=globex.slug, id=memory_id, subject="g1"), body
+    )
+    missing = send(
+        acme.client, method, path.format(ns="no-such-namespace", id=memory_id, subject="g1"), body
+    )
     assert foreign.status_code == missing.status_code == 404
     assert foreign.json() == missing.json()
     assert_error_shape(foreign, "not_found")

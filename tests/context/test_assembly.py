@@ -19,7 +19,7 @@ from apps.context.assembly import (
     assemble,
     place,
 )
-from apps.context.tokenizers import message_tokens, tokenizer_for
+from apps.tokens.tokenizers import message_tokens, tokenizer_for
 
 O200K = tokenizer_for("o200k_base")
 texts = st.text(

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from apps.audit.actors import Actor
-from apps.context.tokenizers import message_tokens, tokenizer_for
-from apps.memories.ingestion import IncomingMessage, messages_ingest
-from apps.memories.models import RecallLog
+from apps.memories.models import Memory
 from apps.memories.services import memory_create
+from apps.pipeline.ingestion import IncomingMessage, messages_ingest
+from apps.pipeline.models import Session
+from apps.recall.models import RecallLog
+from apps.tokens.tokenizers import message_tokens, tokenizer_for
 from tests.conftest import Tenant, api_client, make_api_key
 
 ACTOR = Actor.system("tests")
@@ -120,11 +122,11 @@ def test_summary_replaces_the_turns_with_the_session_summary(conversation: Tenan
 
 @pytest.mark.django_db
 def test_summary_sends_the_turns_it_does_not_cover_yet_verbatim(conversation: Tenant) -> None:
-    from apps.memories.models import Message, Session
+    from apps.pipeline.models import Message
 
     session = Session.objects.get(external_id="trip")
     later = Message(session=session, position=6, role="user", token_count=3)
-    from apps.memories.encryption import KeyCache, seal_row
+    from apps.memories.row_encryption import KeyCache, seal_row
 
     seal_row(KeyCache(), later, session.namespace_id, session.subject_id, "And dessert ideas?")
     later.save()  # stored, not summarized yet (its job has not run)
@@ -243,9 +245,8 @@ def test_context_is_scoped_and_needs_the_context_permission(
 
 @pytest.mark.django_db
 def test_memory_token_counts_are_kept_from_write_time_and_used(conversation: Tenant) -> None:
-    from apps.context.tokenizers import count_tokens
-    from apps.memories.encryption import KeyCache, open_memory
-    from apps.memories.models import Memory
+    from apps.memories.row_encryption import KeyCache, open_memory
+    from apps.tokens.tokenizers import count_tokens
 
     memory = Memory.objects.get(kind="procedural")
     text = open_memory(KeyCache(), memory)
@@ -273,7 +274,6 @@ def test_instructions_beyond_the_limit_are_reported_dropped(
         kind="procedural",
         importance=0.2,
     )
-    from apps.memories.models import Memory
 
     stronger = Memory.objects.get(kind="procedural", importance=0.9)
     result = ask(conversation).json()

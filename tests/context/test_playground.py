@@ -8,10 +8,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from apps.audit.actors import Actor
-from apps.memories.ingestion import IncomingMessage, messages_ingest
-from apps.memories.models import RecallLog
 from apps.memories.services import memory_create
 from apps.namespaces.services import membership_set
+from apps.pipeline.ingestion import IncomingMessage, messages_ingest
+from apps.recall.models import RecallLog
 from tests.conftest import Tenant
 
 ACTOR = Actor.system("tests")

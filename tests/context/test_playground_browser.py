@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth.models import User
 
 from apps.audit.actors import Actor
-from apps.memories.ingestion import IncomingMessage, messages_ingest
 from apps.memories.services import memory_create
 from apps.namespaces.services import namespace_create
+from apps.pipeline.ingestion import IncomingMessage, messages_ingest
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [

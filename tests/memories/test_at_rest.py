@@ -14,56 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.forms.models import model_to_dict
 
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
-from apps.memories import crypto, encryption, keyword_index
-from apps.memories.encryption import KeyCache, open_memory, open_version
+from apps.memories import crypto, keyword_index, row_encryption
 from apps.memories.models import DataKey, Memory, MemoryVersion, Subject
+from apps.memories.row_encryption import KeyCache, open_memory, open_version
 from apps.memories.services import memory_create, memory_update
 from tests.conftest import Tenant
-
-# information_schema.columns data_type values that can hold text or bytes.
-SCANNED_TYPES = {"text", "character varying", "character", "json", "jsonb", "bytea", "ARRAY"}
-
-
-def scanned_columns() -> list[tuple[str, str, str]]:
-    """(table, column, data_type) of every text/json/bytea/array column of every public table."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT c.table_name, c.column_name, c.data_type
-            FROM information_schema.columns c
-            JOIN information_schema.tables t
-              ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-            WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'
-            ORDER BY c.table_name, c.column_name
-            """
-        )
-        return [row for row in cursor.fetchall() if row[2] in SCANNED_TYPES]
-
-
-def columns_containing(needle: str) -> list[str]:
-    """'table.column (n rows)' for every scanned column in which `needle` occurs."""
-    quote = connection.ops.quote_name
-    found = []
-    with connection.cursor() as cursor:
-        for table, column, data_type in scanned_columns():
-            if data_type == "bytea":
-                condition = f"position(%s::bytea in {quote(column)}) > 0"
-                param: object = needle.encode("utf-8")
-            else:
-                condition = f"strpos({quote(column)}::text, %s) > 0"
-                param = needle
-            # Identifiers come from information_schema and are quoted; the needle is a parameter.
-            query = f"SELECT count(*) FROM {quote(table)} WHERE {condition}"  # noqa: S608
-            cursor.execute(query, [param])
-            (count,) = cursor.fetchone()
-            if count:
-                found.append(f"{table}.{column} ({count} rows)")
-    return found
+from tests.scanning import columns_containing, scanned_columns
 
 
 def canary() -> str:
@@ -231,19 +191,19 @@ def test_no_remaining_data_key_decrypts_an_erased_subjects_ciphertext(written: W
     assert not DataKey.objects.filter(subject_id=subject.pk).exists()
     with pytest.raises(DataKey.DoesNotExist):
         KeyCache().key_for(subject.namespace_id, subject.pk)
-    remaining = [encryption.data_key_unwrap(data_key) for data_key in DataKey.objects.all()]
+    remaining = [row_encryption.data_key_unwrap(data_key) for data_key in DataKey.objects.all()]
     assert len(remaining) >= 2  # the namespace key and the survivor's key
     attempts = 0
     for raw in remaining:
         for memory in memories:
-            ad = encryption._row_ad(
+            ad = row_encryption._row_ad(
                 memory._meta.db_table, memory.id, memory.subject_id, memory.key_version
             )
             with pytest.raises(crypto.DecryptionError):
                 crypto.decrypt(raw, bytes(memory.content_encrypted), ad)
             attempts += 1
         for version in versions:
-            ad = encryption._version_ad(version, subject.pk, version.key_version)
+            ad = row_encryption._version_ad(version, subject.pk, version.key_version)
             with pytest.raises(crypto.DecryptionError):
                 crypto.decrypt(raw, bytes(version.content_encrypted), ad)
             attempts += 1

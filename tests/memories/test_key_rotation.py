@@ -16,9 +16,9 @@ from django.db import connection
 
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
-from apps.memories import encryption
-from apps.memories.encryption import KeyCache, open_memory, open_version
+from apps.memories import row_encryption
 from apps.memories.models import DataKey, Memory, MemoryVersion
+from apps.memories.row_encryption import KeyCache, open_memory, open_version
 from apps.memories.services import data_keys_rotate, memory_create, memory_update
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_create
@@ -79,7 +79,7 @@ def run_rotation_under_load(
     progress = threading.Condition()
     writer_state = {"iterations": 0, "done": False}
 
-    original_rewrap = encryption.data_key_rewrap
+    original_rewrap = row_encryption.data_key_rewrap
 
     def rewrap_then_let_the_writer_write(data_key: DataKey) -> bool:
         rewrapped = original_rewrap(data_key)
@@ -91,7 +91,7 @@ def run_rotation_under_load(
         return rewrapped
 
     # data_keys_rotate imports data_key_rewrap from this module at call time.
-    monkeypatch.setattr(encryption, "data_key_rewrap", rewrap_then_let_the_writer_write)
+    monkeypatch.setattr(row_encryption, "data_key_rewrap", rewrap_then_let_the_writer_write)
 
     def orm_reader(i: int) -> None:
         keys = KeyCache()  # a fresh cache per "request"

@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from apps.audit.actors import Actor
-from apps.namespaces.models import Role
+from apps.namespaces.models import MembershipRole
 from apps.namespaces.selectors import namespace_for_user, namespaces_for_user, user_role
 from apps.namespaces.services import membership_set
 from memoryhub.exceptions import NotFound
@@ -24,7 +24,7 @@ def charlie(db: None) -> User:
 @pytest.fixture
 def bob_views_acme(acme: Tenant, bob: User) -> None:
     membership_set(
-        actor=Actor.system("tests"), namespace=acme.namespace, user=bob, role=Role.VIEWER
+        actor=Actor.system("tests"), namespace=acme.namespace, user=bob, role=MembershipRole.VIEWER
     )
 
 
@@ -46,10 +46,10 @@ def test_an_outsider_sees_nothing(acme: Tenant, charlie: User) -> None:
 
 def test_a_role_below_the_minimum_is_out_of_scope(acme: Tenant, bob: User, bob_views_acme) -> None:
     with pytest.raises(NotFound):
-        namespace_for_user(bob, "acme", min_role=Role.EDITOR)
-    assert user_role(bob, acme.namespace) == Role.VIEWER
+        namespace_for_user(bob, "acme", min_role=MembershipRole.EDITOR)
+    assert user_role(bob, acme.namespace) == MembershipRole.VIEWER
 
 
 def test_a_superuser_sees_every_namespace(acme: Tenant, globex: Tenant, alice: User) -> None:
     assert set(namespaces_for_user(alice)) == {acme.namespace, globex.namespace}
-    assert user_role(alice, globex.namespace) == Role.OWNER
+    assert user_role(alice, globex.namespace) == MembershipRole.OWNER

@@ -6,10 +6,10 @@ import itertools
 
 import pytest
 
-from apps.context.tokenizers import count_tokens
-from apps.memories.chunking import chunk_text
-from apps.memories.encryption import KeyCache, open_memory
 from apps.memories.models import Memory
+from apps.memories.row_encryption import KeyCache, open_memory
+from apps.pipeline.chunking import chunk_text
+from apps.tokens.tokenizers import count_tokens
 from tests.conftest import Tenant
 
 PARAGRAPHS = [

@@ -10,13 +10,14 @@ from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
-from apps.memories.encryption import KeyCache, open_memory
-from apps.memories.lifecycle import enforce_cap, expire, summarize_old_episodes
-from apps.memories.models import Memory, MemoryVersion, RecallLog
+from apps.memories.models import Memory, MemoryVersion
+from apps.memories.row_encryption import KeyCache, open_memory
 from apps.memories.services import memory_create
-from apps.memories.tasks import lifecycle_sweep
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_update
+from apps.pipeline.lifecycle import enforce_cap, expire, summarize_old_episodes
+from apps.pipeline.tasks import lifecycle_sweep
+from apps.recall.models import RecallLog
 from tests.conftest import Tenant
 
 ACTOR = Actor.system("tests")

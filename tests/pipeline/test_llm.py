@@ -9,10 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from apps.memories import extraction
-from apps.memories.encryption import KeyCache, open_memory, open_row
-from apps.memories.llm import LlmOutputError, parse_memories
-from apps.memories.models import ConsolidationLog, Memory, Message, SessionSummary
+from apps.memories.models import Memory
+from apps.memories.row_encryption import KeyCache, open_memory, open_row
+from apps.pipeline import extraction
+from apps.pipeline.llm import LlmOutputError, parse_memories
+from apps.pipeline.models import ConsolidationLog, Message, SessionSummary
 from tests.conftest import Tenant
 from tests.pipeline.llm_stub import StubLlm
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from apps.audit.models import AuditEvent, Outcome
-from apps.memories.encryption import KeyCache, open_memory, open_row
-from apps.memories.models import ConsolidationLog, Job, Memory, Message, Session
+from apps.memories.models import Memory
+from apps.memories.row_encryption import KeyCache, open_memory, open_row
 from apps.namespaces.models import Namespace
+from apps.pipeline.models import ConsolidationLog, Job, Message, Session
 from tests.conftest import Tenant, api_client, make_api_key
 
 
@@ -380,8 +381,9 @@ def test_a_message_name_follows_the_pii_policy(
 @pytest.mark.django_db
 def test_a_pause_after_the_request_still_holds_when_the_job_runs(acme: Tenant, settings) -> None:
     from apps.audit.actors import Actor
-    from apps.memories.ingestion import IncomingMessage, ingest_job_run, messages_ingest
     from apps.memories.services import subject_set_paused
+    from apps.pipeline.ingestion import IncomingMessage, messages_ingest
+    from apps.pipeline.jobs import ingest_job_run
 
     settings.CELERY_TASK_ALWAYS_EAGER = False  # queued for after commit, which never comes here
     job, _ = messages_ingest(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.memories import pii
+from apps.namespaces import pii
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from apps.memories.models import Job, Memory, Message
+from apps.memories.models import Memory
+from apps.pipeline.models import Job, Message
 from memoryhub.celery import app
 from tests.conftest import Tenant, stop_process
 

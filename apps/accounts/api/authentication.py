@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import cache
@@ -50,6 +50,12 @@ def _refuse(request: Request, *, reason: str, claimed_id: str = "") -> None:
         action="api.authenticate",
         reason=reason,
     )
+
+
+def request_api_key(request: Request) -> ApiKey:
+    """The key a request was authenticated with, typed: for views whose authentication is
+    `ApiKeyAuthentication` and that require `IsAuthenticated`, `request.auth` is an ApiKey."""
+    return cast(ApiKey, request.auth)
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -100,7 +106,7 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
 
     scope = "api_key"
 
-    def get_rate(self) -> str:
+    def get_rate(self) -> str | None:
         return settings.MEMORYHUB_API_RATE
 
     def get_cache_key(self, request: Request, view: Any) -> str | None:

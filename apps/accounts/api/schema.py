@@ -1,5 +1,7 @@
 """Tells drf-spectacular how API keys authenticate (a Bearer token)."""
 
+from typing import Any
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
@@ -7,7 +9,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     target_class = "apps.accounts.api.authentication.ApiKeyAuthentication"
     name = "ApiKey"
 
-    def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
         return {
             "type": "http",
             "scheme": "bearer",

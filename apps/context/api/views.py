@@ -6,10 +6,10 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api.base import NamespacedAPIView
 from apps.accounts.models import Permission
 from apps.context.api.serializers import ContextRequestSerializer, ContextResponseSerializer
 from apps.context.services import ContextRequest, context_assemble
-from memoryhub.api.base import NamespacedAPIView
 from memoryhub.api.serializers import error_responses
 
 
@@ -26,6 +26,6 @@ class ContextView(NamespacedAPIView):
         result = context_assemble(
             actor=self.actor,
             namespace=self.namespace,
-            request=ContextRequest.from_data(serializer.validated_data),
+            spec=ContextRequest.from_data(serializer.validated_data),
         )
         return Response(ContextResponseSerializer(result).data)

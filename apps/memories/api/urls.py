@@ -9,10 +9,6 @@ urlpatterns = [
     path(
         "namespaces/<slug:namespace>/memories", views.MemoryListView.as_view(), name="memory-list"
     ),
-    path("namespaces/<slug:namespace>/recall", views.RecallView.as_view(), name="recall"),
-    path("namespaces/<slug:namespace>/messages", views.MessagesView.as_view(), name="messages"),
-    path("namespaces/<slug:namespace>/documents", views.DocumentsView.as_view(), name="documents"),
-    path("jobs/<str:job_id>", views.JobDetailView.as_view(), name="job-detail"),
     path(
         "namespaces/<slug:namespace>/memories/<str:memory_id>",
         views.MemoryDetailView.as_view(),

@@ -15,15 +15,15 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.audit.actors import Actor
-from apps.context.tokenizers import prompt_line_tokens
 from apps.evaluation import metrics
 from apps.evaluation.locomo import Conversation, conversation_files, read_conversation
 from apps.memories.embeddings import get_provider
 from apps.memories.models import Kind
-from apps.memories.recall import recall_memories
 from apps.memories.services import NewMemory, memories_create_bulk
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_create, namespace_delete
+from apps.recall.search import recall_memories
+from apps.tokens.tokenizers import prompt_line_tokens
 
 ACTOR = Actor.system("manage.py recall_eval")
 SUBJECT = "locomo-subject"

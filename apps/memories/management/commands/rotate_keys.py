@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from apps.audit.actors import Actor
-from apps.memories.encryption import key_provider
+from apps.memories.row_encryption import key_provider
 from apps.memories.services import data_keys_rotate
 
 

@@ -1,0 +1,220 @@
+"""Data keys and sealed content: the bridge between the pure crypto module and the models.
+
+Every DEK is stored wrapped by the key-encryption provider (the `MEMORYHUB_KEK` keyring),
+bound to its namespace, subject and version, so a wrapped key copied to another row does
+not unwrap. Content is sealed with associated data naming its table, row, subject, field
+and key version, so a ciphertext copied to another row, subject or field does not open.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.memories import crypto
+from apps.memories.models import DataKey, Memory, MemoryVersion, Subject
+from apps.namespaces.models import Namespace
+
+
+class Cipher(Protocol):
+    def encrypt(
+        self, data_key: bytes, plaintext: str, associated: crypto.AssociatedData
+    ) -> bytes: ...
+    def decrypt(self, data_key: bytes, blob: bytes, associated: crypto.AssociatedData) -> str: ...
+
+
+class AesGcmCipher:
+    encrypt = staticmethod(crypto.encrypt)
+    decrypt = staticmethod(crypto.decrypt)
+
+
+# The cipher for content. Only the write benchmark swaps it (for a no-op baseline).
+cipher: Cipher = AesGcmCipher()
+
+
+@lru_cache(maxsize=4)
+def _keyring(entries: tuple[tuple[int, bytes], ...]) -> crypto.LocalKeyring:
+    return crypto.LocalKeyring(dict(entries))
+
+
+def key_provider() -> crypto.KeyEncryptionProvider:
+    """The configured KEK provider (the local keyring from MEMORYHUB_KEK)."""
+    return _keyring(tuple(sorted(settings.MEMORYHUB_KEYRING.items())))
+
+
+def _wrap_context(namespace_id: int, subject_id: uuid.UUID | None, version: int) -> bytes:
+    return f"namespace={namespace_id};subject={subject_id or ''};version={version}".encode()
+
+
+def data_key_create(*, namespace: Namespace, subject: Subject | None = None) -> DataKey:
+    """Generate and store (wrapped) a new data key. Call inside the caller's transaction."""
+    return _data_key_insert(namespace.pk, subject.pk if subject else None)
+
+
+def _data_key_insert(namespace_id: int, subject_id: uuid.UUID | None) -> DataKey:
+    version = 1
+    raw = crypto.new_data_key()
+    kek_version, wrapped = key_provider().wrap(
+        raw, context=_wrap_context(namespace_id, subject_id, version)
+    )
+    return DataKey.objects.create(
+        namespace_id=namespace_id,
+        subject_id=subject_id,
+        version=version,
+        wrapped=wrapped,
+        kek_version=kek_version,
+    )
+
+
+def shared_data_key(namespace_id: int) -> DataKey:
+    """The namespace's shared data key (shared memories, keyword hashes, fingerprints),
+    created on first use, whoever created the namespace: a concurrent first use meets the
+    one-shared-key constraint and takes the key that won."""
+    stored = DataKey.objects.filter(namespace_id=namespace_id, subject__isnull=True).first()
+    if stored is not None:
+        return stored
+    try:
+        with transaction.atomic():
+            return _data_key_insert(namespace_id, None)
+    except IntegrityError:
+        return DataKey.objects.get(namespace_id=namespace_id, subject__isnull=True)
+
+
+def data_key_unwrap(data_key: DataKey) -> bytes:
+    return key_provider().unwrap(
+        bytes(data_key.wrapped),
+        kek_version=data_key.kek_version,
+        context=_wrap_context(data_key.namespace_id, data_key.subject_id, data_key.version),
+    )
+
+
+def data_key_rewrap(data_key: DataKey) -> bool:
+    """Re-wrap under the provider's current KEK. Returns False when it already was."""
+    provider = key_provider()
+    if data_key.kek_version == provider.current_version:
+        return False
+    raw = data_key_unwrap(data_key)
+    data_key.kek_version, data_key.wrapped = provider.wrap(
+        raw, context=_wrap_context(data_key.namespace_id, data_key.subject_id, data_key.version)
+    )
+    data_key.rewrapped_at = timezone.now()
+    data_key.save(update_fields=["kek_version", "wrapped", "rewrapped_at"])
+    return True
+
+
+@dataclass
+class KeyCache:
+    """Unwrapped data keys for one operation (a request, a task), fetched at most once each.
+
+    Keys live only in this object's memory and die with it; nothing is cached across
+    requests, so an erased subject's key cannot linger in a process.
+    """
+
+    _keys: dict[tuple[int, uuid.UUID | None], tuple[bytes, int]] = field(default_factory=dict)
+
+    def key_for(self, namespace_id: int, subject_id: uuid.UUID | None) -> tuple[bytes, int]:
+        """(raw data key, its version) for a subject, or the namespace's shared key."""
+        cache_key = (namespace_id, subject_id)
+        if cache_key not in self._keys:
+            stored = (
+                shared_data_key(namespace_id)
+                if subject_id is None
+                else DataKey.objects.get(namespace_id=namespace_id, subject_id=subject_id)
+            )
+            self._keys[cache_key] = (data_key_unwrap(stored), stored.version)
+        return self._keys[cache_key]
+
+    def index_key(self, namespace_id: int) -> bytes:
+        shared, _ = self.key_for(namespace_id, None)
+        return crypto.derive_key(shared, "keyword-index")
+
+    def fingerprint_key(self, namespace_id: int) -> bytes:
+        shared, _ = self.key_for(namespace_id, None)
+        return crypto.derive_key(shared, "subject-fingerprint")
+
+
+def _version_ad(
+    version: MemoryVersion, subject_id: uuid.UUID | None, key_version: int
+) -> crypto.AssociatedData:
+    return crypto.AssociatedData(
+        # Bound into every version's ciphertext: a name for all time, whatever the table.
+        table="memories_memoryversion",
+        row_id=f"{version.memory_id}:{version.version}",
+        subject=str(subject_id or ""),
+        field="content",
+        key_version=key_version,
+    )
+
+
+def seal_memory(keys: KeyCache, memory: Memory, content: str) -> None:
+    seal_row(keys, memory, memory.namespace_id, memory.subject_id, content)
+
+
+def open_memory(keys: KeyCache, memory: Memory) -> str:
+    return open_row(keys, memory, memory.namespace_id, memory.subject_id)
+
+
+def seal_version(
+    keys: KeyCache,
+    version: MemoryVersion,
+    subject_id: uuid.UUID | None,
+    namespace_id: int,
+    content: str,
+) -> None:
+    raw, key_version = keys.key_for(namespace_id, subject_id)
+    version.key_version = key_version
+    version.content_encrypted = cipher.encrypt(
+        raw, content, _version_ad(version, subject_id, key_version)
+    )
+
+
+def open_version(
+    keys: KeyCache, version: MemoryVersion, subject_id: uuid.UUID | None, namespace_id: int
+) -> str:
+    raw, _ = keys.key_for(namespace_id, subject_id)
+    return cipher.decrypt(
+        raw, bytes(version.content_encrypted), _version_ad(version, subject_id, version.key_version)
+    )
+
+
+def _row_ad(
+    table: str, row_id: object, subject_id: uuid.UUID | None, key_version: int
+) -> crypto.AssociatedData:
+    """Where a row's ciphertext lives: its table, id and subject ("" for shared rows)."""
+    return crypto.AssociatedData(
+        table=table,
+        row_id=str(row_id),
+        subject=str(subject_id or ""),
+        field="content",
+        key_version=key_version,
+    )
+
+
+def seal_row(
+    keys: KeyCache,
+    row: Any,  # a model with id, content_encrypted, key_version (Message, SessionSummary, ...)
+    namespace_id: int,
+    subject_id: uuid.UUID | None,
+    content: str,
+) -> None:
+    """Encrypt a message or summary row's content under the subject's key, bound to the row."""
+    raw, version = keys.key_for(namespace_id, subject_id)
+    row.key_version = version
+    row.content_encrypted = cipher.encrypt(
+        raw, content, _row_ad(row._meta.db_table, row.id, subject_id, version)
+    )
+
+
+def open_row(keys: KeyCache, row: Any, namespace_id: int, subject_id: uuid.UUID | None) -> str:
+    raw, _ = keys.key_for(namespace_id, subject_id)
+    return cipher.decrypt(
+        raw,
+        bytes(row.content_encrypted),
+        _row_ad(row._meta.db_table, row.id, subject_id, row.key_version),
+    )

@@ -1,0 +1,328 @@
+"""Consolidation: each extracted fact is added, merged into a near-duplicate, a no-op, or
+supersedes the fact it contradicts (kept as history); every decision goes to the log."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import connection
+from django.utils import timezone
+
+from apps.audit.actors import Actor
+from apps.audit.services import audit_record
+from apps.memories.embeddings import get_provider
+from apps.memories.fields import vector_literal
+from apps.memories.keyword_index import index_terms
+from apps.memories.models import Kind, Memory, Status, Subject
+from apps.memories.row_encryption import KeyCache
+from apps.memories.services import (
+    NewMemory,
+    memories_insert,
+    memory_update,
+    screen_content,
+)
+from apps.namespaces.models import Namespace
+from apps.pipeline import extraction
+from apps.pipeline.models import (
+    ConsolidationLog,
+    Decision,
+    Job,
+    Session,
+)
+from memoryhub.exceptions import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+DUPLICATE_COSINE = 0.92  # with DUPLICATE_OVERLAP of the tokens: the same fact, said again
+DUPLICATE_OVERLAP = 0.6
+SAME_COSINE = 0.985  # this close is the same statement whatever the tokens
+
+
+def slot_hash(keys: KeyCache, namespace_id: int, slot: str) -> str:
+    """A keyed hash of a fact's slot ("favourite colour"): comparable, not readable."""
+    key = keys.index_key(namespace_id)
+    return hmac.new(key, f"slot:{slot}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _token_overlap(a: list[int], b: list[int]) -> float:
+    sa, sb = set(a), set(b)
+    if not sa or not sb:
+        return 0.0
+    return len(sa & sb) / len(sa | sb)
+
+
+def consolidate_and_store(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    subject: Subject,
+    session: Session,
+    candidates: list[extraction.Candidate],
+    tags_by_message: dict[str, list[str]],
+    message_by_position: dict[int, str],
+    keys: KeyCache,
+    job: Job | None = None,
+) -> dict[str, Any]:
+    """Store episodic candidates as turns of the session; decide add / no-op / merge /
+    supersede for each semantic one against the subject's current facts. Every decision is
+    logged with its reason."""
+    decisions: dict[str, int] = {}
+    memory_ids: list[str] = []
+    logs: list[ConsolidationLog] = []
+    index_key = keys.index_key(namespace.pk)
+
+    def log(
+        decision: str, reason: str, memory_id: Any, related: Any = None, sim: float | None = None
+    ) -> None:
+        decisions[decision] = decisions.get(decision, 0) + 1
+        logs.append(
+            ConsolidationLog(
+                namespace=namespace,
+                subject=subject,
+                job=job,
+                decision=decision,
+                reason=reason,
+                memory_id=memory_id,
+                related_id=related,
+                similarity=sim,
+            )
+        )
+
+    def source(candidate: extraction.Candidate) -> dict[str, Any]:
+        message = message_by_position.get(candidate.position)
+        return {"session": session.external_id, "message": message, "extractor": candidate.category}
+
+    episodic = [c for c in candidates if c.kind == Kind.EPISODIC]
+    semantic = [c for c in candidates if c.kind != Kind.EPISODIC]
+    items = [
+        NewMemory(
+            content=c.content,
+            subject_external_id=subject.external_id,
+            kind=Kind.EPISODIC,
+            importance=c.importance,
+            confidence=c.confidence,
+            tags=sorted(
+                set(c.tags) | set(tags_by_message.get(message_by_position.get(c.position, ""), []))
+            ),
+            source=source(c),
+            session_key=session.external_id,
+            position=c.position,
+        )
+        for c in episodic
+    ]
+    if items:
+        for memory in memories_insert(actor=actor, namespace=namespace, items=items, keys=keys):
+            memory_ids.append(str(memory.id))
+            log(Decision.ADD, "conversation turn", memory.id)
+
+    # Extracted facts are new text (an LLM may write out what the turn only hinted at): the
+    # PII policy screens them before they are embedded or stored.
+    screened: list[extraction.Candidate] = []
+    for candidate in semantic:
+        try:
+            result = screen_content(namespace, candidate.content)
+        except ApplicationError:
+            log(Decision.REJECT, "the PII policy rejects the extracted fact", None)
+            continue
+        candidate.content = result.text
+        candidate.tags = sorted(set(candidate.tags) | set(result.tags))
+        screened.append(candidate)
+    semantic = screened
+    if semantic:
+        vectors = get_provider().embed_documents([c.content for c in semantic])
+        pending: list[_Pending] = []
+        for candidate, vector in zip(semantic, vectors, strict=True):
+            tags = sorted(
+                set(candidate.tags)
+                | set(tags_by_message.get(message_by_position.get(candidate.position, ""), []))
+            )
+            _consolidate_one(
+                actor=actor,
+                namespace=namespace,
+                subject=subject,
+                candidate=candidate,
+                vector=vector,
+                tags=tags,
+                source=source(candidate),
+                keys=keys,
+                index_key=index_key,
+                memory_ids=memory_ids,
+                log=log,
+                pending=pending,
+            )
+        _store_pending(actor, namespace, subject, pending, keys, memory_ids, log)
+    ConsolidationLog.objects.bulk_create(logs)
+    return {"memories": memory_ids, "decisions": decisions}
+
+
+def _consolidate_one(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    subject: Subject,
+    candidate: extraction.Candidate,
+    vector: np.ndarray,
+    tags: list[str],
+    source: dict[str, Any],
+    keys: KeyCache,
+    index_key: bytes,
+    memory_ids: list[str],
+    log: Any,
+    pending: list[_Pending],
+) -> None:
+    """Decide for one new fact: no-op or merge now; add (possibly superseding) later, with
+    the rest of the batch, in `pending`."""
+    slot = slot_hash(keys, namespace.pk, candidate.slot) if candidate.slot else ""
+    tokens = index_terms(candidate.content, index_key)
+    current = Memory.objects.filter(
+        namespace=namespace,
+        subject=subject,
+        kind=candidate.kind,
+        status=Status.ACTIVE,
+        valid_to__isnull=True,
+    )
+    # The nearest current facts of the same kind by meaning, similarity computed by the database.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT id, 1 - (embedding <=> %(vector)s::vector), token_index, metadata ->> 'slot'
+            FROM {Memory._meta.db_table}
+            WHERE namespace_id = %(namespace)s AND subject_id = %(subject)s AND kind = %(kind)s
+              AND status = %(active)s AND valid_to IS NULL AND embedding IS NOT NULL
+            ORDER BY embedding <=> %(vector)s::vector LIMIT 5
+            """,  # noqa: S608 (only the table's name is interpolated)
+            {
+                "vector": vector_literal(vector),
+                "namespace": namespace.pk,
+                "subject": subject.pk,
+                "kind": candidate.kind,
+                "active": Status.ACTIVE.value,
+            },
+        )
+        # Iterative index scans (settings.HNSW_SEARCH_OPTIONS) return rows in relaxed order.
+        near = sorted(cursor.fetchall(), key=lambda row: -row[1])
+    for memory_id, similarity, token_index, near_slot in near:
+        overlap = _token_overlap(tokens, token_index)
+        if not (
+            similarity >= SAME_COSINE
+            or (similarity >= DUPLICATE_COSINE and overlap >= DUPLICATE_OVERLAP)
+        ):
+            continue
+        if (slot or near_slot) and slot != (near_slot or ""):
+            continue  # about different things ("home city" vs "work city"), however alike
+        if set(tokens) <= set(token_index):
+            log(Decision.NOOP, "near-duplicate of a current fact", memory_id, memory_id, similarity)
+            return
+        if slot:
+            break  # a new value for the same slot ("12 Baker St" -> "14 Baker St"): supersede
+        # The new statement says more: the existing memory takes it as a new version.
+        memory = current.get(pk=memory_id)
+        memory_update(
+            actor=actor,
+            memory=memory,
+            content=candidate.content,
+            reason="merged a more detailed restatement",
+            keys=keys,
+            confidence=max(memory.confidence, candidate.confidence),
+            importance=max(memory.importance, candidate.importance),
+        )
+        memory_ids.append(str(memory_id))
+        log(Decision.MERGE, "restated with more detail", memory_id, memory_id, similarity)
+        return
+    for other in pending:  # facts of this same batch, not stored yet
+        if (slot or other.slot) and slot != other.slot:
+            continue
+        similarity = float(vector @ other.vector)
+        overlap = _token_overlap(tokens, other.tokens)
+        if (
+            similarity >= SAME_COSINE
+            or (similarity >= DUPLICATE_COSINE and overlap >= DUPLICATE_OVERLAP)
+        ) and set(tokens) <= set(other.tokens):
+            log(
+                Decision.NOOP,
+                "near-duplicate of a fact in the same batch",
+                other.item.id,
+                other.item.id,
+                similarity,
+            )
+            return
+    previous: list[uuid.UUID | None] = (
+        list(current.filter(metadata__slot=slot).values_list("id", flat=True)) if slot else []
+    )
+    previous += [other.item.id for other in pending if slot and other.slot == slot]
+    pending.append(
+        _Pending(
+            item=NewMemory(
+                id=uuid.uuid4(),
+                content=candidate.content,
+                subject_external_id=subject.external_id,
+                kind=candidate.kind,
+                importance=candidate.importance,
+                confidence=candidate.confidence,
+                tags=tags,
+                metadata={"slot": slot, "supersedes": [str(i) for i in previous]}
+                if previous
+                else {"slot": slot}
+                if slot
+                else {},
+                source=source,
+                embedding=vector,
+            ),
+            vector=vector,
+            tokens=tokens,
+            slot=slot,
+            supersedes=previous,
+        )
+    )
+
+
+@dataclass
+class _Pending:
+    item: NewMemory
+    vector: np.ndarray
+    tokens: list[int]
+    slot: str
+    supersedes: list[Any]
+
+
+def _store_pending(
+    actor: Actor,
+    namespace: Namespace,
+    subject: Subject,
+    pending: list[_Pending],
+    keys: KeyCache,
+    memory_ids: list[str],
+    log: Any,
+) -> None:
+    """Insert the batch's new facts at once, then close the validity of those they replace
+    (superseded, not deleted: they stay in history, linked to their successor)."""
+    if not pending:
+        return
+    memories_insert(actor=actor, namespace=namespace, items=[p.item for p in pending], keys=keys)
+    now = timezone.now()
+    for new in pending:
+        memory_ids.append(str(new.item.id))
+        if not new.supersedes:
+            log(Decision.ADD, "new fact", new.item.id)
+            continue
+        for old in Memory.objects.filter(pk__in=new.supersedes, valid_to__isnull=True):
+            old.valid_to = now
+            old.metadata = {**old.metadata, "superseded_by": str(new.item.id)}
+            old.updated_at = now
+            old.save(update_fields=["valid_to", "metadata", "updated_at"])
+            audit_record(
+                actor=actor,
+                action="memory.supersede",
+                namespace=namespace,
+                subject_id=subject.pk,
+                object_type="memory",
+                object_id=str(old.id),
+                details={"successor": str(new.item.id)},
+            )
+            log(Decision.SUPERSEDE, "a new value for the same fact", new.item.id, old.id)

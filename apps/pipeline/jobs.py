@@ -1,0 +1,207 @@
+"""Ingest jobs: the work after the request (extraction, consolidation, the session's
+summary) done exactly once, its retry policy, and failing a job with a content-free reason.
+
+`ingest_job_run` does the work in one transaction with the job's status change, so a worker
+killed mid-task leaves nothing behind and the redelivered task does it exactly once; a job
+that finished already is not done again. Celery tasks (`tasks.py`) and the in-process path
+without a broker both go through `ingest_attempt`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from apps.audit.actors import Actor
+from apps.audit.services import audit_record
+from apps.memories.models import Subject
+from apps.memories.row_encryption import KeyCache, open_row
+from apps.pipeline import extraction
+from apps.pipeline.consolidation import consolidate_and_store
+from apps.pipeline.llm import LlmOutputError, LlmRefused, LlmUnavailable
+from apps.pipeline.models import (
+    ConsolidationLog,
+    Decision,
+    Job,
+    JobStatus,
+    Message,
+    Session,
+)
+from apps.pipeline.summaries import get_summarizer, session_summary_update
+
+logger = logging.getLogger(__name__)
+
+INGEST = "ingest"
+
+
+def get_extractor() -> extraction.Extractor:
+    if settings.MEMORYHUB_EXTRACTOR == "llm":
+        from apps.pipeline.llm import LlmClient, LlmExtractor
+
+        return LlmExtractor(LlmClient.from_settings())
+    return extraction.OfflineExtractor()
+
+
+def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None) -> Job:
+    """Extract, consolidate and store the memories of one ingest job, and roll the session's
+    summary forward, exactly once."""
+    extractor = extractor or get_extractor()
+    summarizer = get_summarizer()
+    with transaction.atomic():
+        job = (
+            Job.objects.select_for_update(of=("self",))
+            .select_related("namespace", "subject")
+            .get(pk=job_id)
+        )
+        if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+            return job  # done before (a redelivery, or a retry of a finished job)
+        namespace = job.namespace
+        # One job of a subject at a time: its facts, supersessions and summaries follow in
+        # order, and a pause that came after the request still holds.
+        assert job.subject_id is not None  # ingest jobs always have a subject
+        subject = Subject.objects.select_for_update().get(pk=job.subject_id)
+        if subject.paused:
+            job.status = JobStatus.SUCCEEDED
+            job.result = {"messages": len(job.payload.get("messages", [])), "memories": [],
+                          "decisions": {}, "skipped": "paused"}  # fmt: skip
+            job.updated_at = timezone.now()
+            job.save()
+            return job
+        keys = KeyCache()
+        ids = job.payload.get("messages", [])
+        session = Session.objects.get(pk=job.payload["session"])
+        rows = {str(m.id): m for m in Message.objects.filter(id__in=ids)}
+        turns = [
+            extraction.Turn(
+                role=rows[i].role,
+                content=open_row(keys, rows[i], namespace.pk, subject.pk),
+                position=rows[i].position,
+                name=rows[i].name,
+                created_at=rows[i].created_at,
+            )
+            for i in ids
+            if i in rows
+        ]
+        by_position = {rows[i].position: i for i in ids if i in rows}
+        candidates = extractor.extract(turns)  # may raise: the task retries, then fails the job
+        actor = Actor.system(f"job:{job.id}")
+        outcome = consolidate_and_store(
+            actor=actor,
+            namespace=namespace,
+            subject=subject,
+            session=session,
+            candidates=candidates,
+            tags_by_message=job.payload.get("tags", {}),
+            message_by_position=by_position,
+            keys=keys,
+            job=job,
+        )
+        summary = session_summary_update(keys=keys, session=session, summarizer=summarizer)
+        job.status = JobStatus.SUCCEEDED
+        job.attempts += 1
+        job.result = {
+            "messages": len(ids),
+            "memories": outcome["memories"],
+            "decisions": outcome["decisions"],
+            "extractor": extractor.name,
+            "summary_version": summary.version if summary else None,
+        }
+        job.error = ""
+        job.updated_at = timezone.now()
+        job.save()
+        audit_record(
+            actor=actor,
+            action="job.ingest.succeeded",
+            namespace=namespace,
+            subject_id=subject.pk,
+            object_type="job",
+            object_id=str(job.id),
+            details={"memories": len(outcome["memories"]), "decisions": outcome["decisions"]},
+        )
+    return job
+
+
+def job_fail(*, job_id: str, reason: str, rejected: bool = False) -> None:
+    """Mark a job failed with a content-free reason (its turns stay stored). `rejected`
+    also records the refused extractor output in the consolidation log."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job_id)
+        if job.status == JobStatus.SUCCEEDED:
+            return
+        job.status = JobStatus.FAILED
+        job.error = reason[:500]
+        if rejected:
+            ConsolidationLog.objects.create(
+                namespace_id=job.namespace_id,
+                subject_id=job.subject_id,
+                job=job,
+                decision=Decision.REJECT,
+                reason=reason[:200],
+            )
+        job.attempts += 1
+        job.updated_at = timezone.now()
+        job.save()
+        audit_record(
+            actor=Actor.system(f"job:{job.id}"),
+            action="job.failed",
+            namespace=job.namespace,
+            subject_id=job.subject_id,
+            object_type="job",
+            object_id=str(job.id),
+            outcome="failure",
+            details={"kind": job.kind, "reason": reason[:200]},
+        )
+
+
+def ingest_attempt(job_id: str, retries: int) -> float | None:
+    """One attempt at an ingest job; returns the delay before the next attempt, or None once
+    the job is finished (succeeded, or failed with its reason).
+
+    An LLM endpoint that is down, slow or answers garbage is retried MEMORYHUB_JOB_RETRIES
+    times with exponential backoff; then the job fails, its turns staying stored. A refusal
+    (4xx) or any other error fails the job at once; for an unexpected error only its type is
+    kept (a database error's text can quote row values).
+    """
+    try:
+        ingest_job_run(job_id=job_id)
+    except (LlmUnavailable, LlmOutputError) as error:
+        if retries < settings.MEMORYHUB_JOB_RETRIES:
+            return float(settings.MEMORYHUB_JOB_RETRY_DELAY * 2**retries)
+        invalid = isinstance(error, LlmOutputError)
+        job_fail(
+            job_id=job_id,
+            reason=f"{'invalid LLM output' if invalid else 'LLM unavailable'} after "
+            f"{retries + 1} attempts: {error}",
+            rejected=invalid,
+        )
+    except LlmRefused as error:  # the same request would be refused again
+        job_fail(job_id=job_id, reason=str(error))
+    except Exception as error:  # a bug: not retried; its message may quote data, so not kept
+        logger.error("Ingest job %s failed: %s", job_id, type(error).__name__)
+        job_fail(job_id=job_id, reason=f"internal error ({type(error).__name__})")
+    return None
+
+
+def run_ingest_job_inline(job_id: str) -> None:
+    """An ingest job without a broker: in this process, retries included (the request waits)."""
+    retries = 0
+    while (delay := ingest_attempt(job_id, retries)) is not None:
+        time.sleep(delay)
+        retries += 1
+
+
+def stale_ingest_jobs_claim(*, older_than_seconds: int = 600) -> list[str]:
+    """The ingest jobs still queued after a while (a lost enqueue), each claimed for the next
+    `older_than_seconds` by a conditional update, so two requeues never send one job twice."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    stale = Job.objects.filter(kind=INGEST, status=JobStatus.QUEUED, updated_at__lt=cutoff)
+    claimed = []
+    for job_id in stale.values_list("id", flat=True):
+        if Job.objects.filter(pk=job_id, updated_at__lt=cutoff).update(updated_at=timezone.now()):
+            claimed.append(str(job_id))
+    return claimed

@@ -1,0 +1,206 @@
+"""The LLM extractor and summarizer, over any OpenAI-compatible chat-completions endpoint.
+
+The endpoint is the operator's (MEMORYHUB_LLM_URL: OpenAI, Ollama, vLLM, ...); nothing else is
+called. Output is JSON, validated strictly: an answer that is not exactly the expected shape
+is refused as a whole (`LlmOutputError`) and nothing of it is stored. Timeouts, connection
+errors and 5xx/429 answers are `LlmUnavailable`, which the job retries a bounded number of
+times. Neither exception message carries conversation text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from apps.pipeline import extraction
+
+KINDS = {"semantic", "procedural"}
+CATEGORIES = {"fact", "preference", "plan", "correction", "instruction"}
+MAX_MEMORIES = 50
+MAX_CONTENT_CHARS = 1000
+
+EXTRACT_PROMPT = """You extract long-term memories about the user from a conversation.
+Return only JSON: {"memories": [{"content": str, "kind": "semantic" | "procedural",
+"category": "fact" | "preference" | "plan" | "correction" | "instruction",
+"confidence": number 0..1, "importance": number 0..1, "slot": str or null, "turn": int}]}.
+- Only what the user states about themselves or asks to be remembered; not the assistant's
+  words, not greetings, not questions.
+- Write each memory as one short third-person sentence ("The user ...").
+- "slot" names a fact that holds one value at a time ("favourite colour", "home city"),
+  else null. "turn" is the index of the turn it comes from.
+- An empty list is a good answer when nothing is worth remembering."""
+
+SUMMARY_PROMPT = """Summarize this conversation for a future assistant in at most {words}
+words: what the user wants, facts they stated, decisions made, open questions. Plain text."""
+
+
+class LlmUnavailable(Exception):
+    """The endpoint is down, slow or overloaded (worth retrying)."""
+
+
+class LlmOutputError(Exception):
+    """The endpoint answered, but not with the expected JSON (the answer is not stored)."""
+
+
+class LlmRefused(Exception):
+    """The endpoint refused the request (4xx: a bad key, a model it lacks, a request too
+    long): retrying the same request cannot help."""
+
+
+@dataclass(frozen=True)
+class LlmClient:
+    base_url: str
+    model: str
+    api_key: str | None = None
+    timeout: float = 20.0
+
+    @classmethod
+    def from_settings(cls) -> LlmClient:
+        from django.conf import settings
+
+        if not settings.MEMORYHUB_LLM_URL:
+            raise LlmUnavailable("MEMORYHUB_LLM_URL is not set")
+        return cls(
+            base_url=settings.MEMORYHUB_LLM_URL.rstrip("/"),
+            model=settings.MEMORYHUB_LLM_MODEL or "gpt-4o-mini",
+            api_key=settings.MEMORYHUB_LLM_API_KEY,
+            timeout=settings.MEMORYHUB_LLM_TIMEOUT,
+        )
+
+    def complete(self, messages: list[dict[str, str]], *, json_output: bool) -> str:
+        """The assistant message's text of one chat completion."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0}
+        if json_output:
+            body["response_format"] = {"type": "json_object"}
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        url = self.base_url + ("" if self.base_url.endswith("/v1") else "/v1") + "/chat/completions"
+        try:
+            response = httpx.post(url, json=body, headers=headers, timeout=self.timeout)
+        except httpx.TimeoutException:
+            raise LlmUnavailable(f"no answer within {self.timeout:g}s") from None
+        except httpx.HTTPError as error:
+            raise LlmUnavailable(f"cannot reach the endpoint ({type(error).__name__})") from None
+        if response.status_code == 429 or response.status_code >= 500:
+            raise LlmUnavailable(f"the endpoint answered HTTP {response.status_code}")
+        if response.status_code != 200:
+            raise LlmRefused(f"the endpoint refused the request: HTTP {response.status_code}")
+        try:
+            content = response.json()["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise LlmOutputError("the answer is not a chat completion") from None
+        if not isinstance(content, str):
+            raise LlmOutputError("the answer has no text content")
+        return content
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise LlmOutputError(f"{name} is not a number")
+    if not 0.0 <= float(value) <= 1.0:
+        raise LlmOutputError(f"{name} is outside 0..1")
+    return float(value)
+
+
+def parse_memories(text: str, turns: list[extraction.Turn]) -> list[extraction.Candidate]:
+    """Validate the extractor's JSON strictly; any deviation refuses the whole answer."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise LlmOutputError("the answer is not JSON") from None
+    if not isinstance(data, dict) or set(data) != {"memories"}:
+        raise LlmOutputError('the answer is not {"memories": [...]}')
+    items = data["memories"]
+    if not isinstance(items, list) or len(items) > MAX_MEMORIES:
+        raise LlmOutputError(f"memories is not a list of at most {MAX_MEMORIES}")
+    positions = {index: turn.position for index, turn in enumerate(turns)}
+    expected = {"content", "kind", "category", "confidence", "importance", "slot", "turn"}
+    candidates = []
+    for number, item in enumerate(items):
+        if not isinstance(item, dict) or set(item) != expected:
+            raise LlmOutputError(
+                f"memory {number} does not have exactly the fields {sorted(expected)}"
+            )
+        content = item["content"]
+        if not isinstance(content, str) or not content.strip() or len(content) > MAX_CONTENT_CHARS:
+            raise LlmOutputError(f"memory {number}: content is not a short non-empty string")
+        if item["kind"] not in KINDS or item["category"] not in CATEGORIES:
+            raise LlmOutputError(f"memory {number}: unknown kind or category")
+        slot = item["slot"]
+        if slot is not None and (not isinstance(slot, str) or len(slot) > 100):
+            raise LlmOutputError(f"memory {number}: slot is not a short string or null")
+        turn = item["turn"]
+        if isinstance(turn, bool) or not isinstance(turn, int) or turn not in positions:
+            raise LlmOutputError(f"memory {number}: turn is not the index of a given turn")
+        candidates.append(
+            extraction.Candidate(
+                content=content.strip(),
+                kind=item["kind"],
+                position=positions[turn],
+                confidence=_number(item["confidence"], f"memory {number}: confidence"),
+                importance=_number(item["importance"], f"memory {number}: importance"),
+                slot=(slot or "").strip().lower(),
+                category=item["category"],
+            )
+        )
+    return candidates
+
+
+class LlmExtractor:
+    """User turns as episodic memories (as offline); facts, preferences and plans by the LLM,
+    which sees the user and assistant turns without system prompts or recalled memories."""
+
+    name = "llm"
+
+    def __init__(self, client: LlmClient) -> None:
+        self.client = client
+
+    def extract(self, turns: list[extraction.Turn]) -> list[extraction.Candidate]:
+        episodic = [c for c in extraction.OfflineExtractor().extract(turns) if c.kind == "episodic"]
+        visible = [
+            extraction.Turn(t.role, extraction.strip_recalled(t.content), t.position, t.name)
+            for t in turns
+            if t.role in ("user", "assistant")
+        ]
+        visible = [t for t in visible if t.content]
+        if not any(t.role == "user" for t in visible):
+            return episodic
+        conversation = "\n".join(f"[{i}] {t.role}: {t.content}" for i, t in enumerate(visible))
+        answer = self.client.complete(
+            [
+                {"role": "system", "content": EXTRACT_PROMPT},
+                {"role": "user", "content": conversation},
+            ],
+            json_output=True,
+        )
+        return episodic + parse_memories(answer, visible)
+
+
+class LlmSummarizer:
+    name = "llm"
+
+    def __init__(self, client: LlmClient, words: int = 150) -> None:
+        self.client = client
+        self.words = words
+
+    def summarize(self, turns: list[extraction.Turn], previous: str = "") -> str:
+        lines = [
+            f"{t.role}: {extraction.strip_recalled(t.content)}"
+            for t in turns
+            if t.role in ("user", "assistant")
+        ]
+        if previous:
+            lines.insert(0, f"(summary so far) {previous}")
+        answer = self.client.complete(
+            [
+                {"role": "system", "content": SUMMARY_PROMPT.format(words=self.words)},
+                {"role": "user", "content": "\n".join(lines)},
+            ],
+            json_output=False,
+        ).strip()
+        if not answer:
+            raise LlmOutputError("the summary is empty")
+        return answer

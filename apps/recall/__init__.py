@@ -1,0 +1,2 @@
+"""Finding memories: hybrid ranking (`ranking`, pure), the recall statements (`search`),
+subject indexes, the recall log, and the recall API. Reads the store; above it."""

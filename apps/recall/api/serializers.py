@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from apps.memories.api.serializers import MemorySerializer
+from apps.memories.models import Kind
+from memoryhub.api.serializers import BoundedJSONObjectField, StrictSerializer
+
+
+class RecallFiltersSerializer(StrictSerializer):
+    kind = serializers.ListField(
+        child=serializers.ChoiceField(choices=Kind.choices), required=False, default=list
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=64), max_length=50, required=False, default=list
+    )
+    since = serializers.DateTimeField(allow_null=True, required=False, default=None)
+    until = serializers.DateTimeField(allow_null=True, required=False, default=None)
+    metadata = BoundedJSONObjectField(required=False, default=dict, max_bytes=4096)
+
+
+class RecallRequestSerializer(StrictSerializer):
+    subject = serializers.CharField(max_length=255, allow_null=True, required=False, default=None)
+    query = serializers.CharField(max_length=4000, trim_whitespace=False)
+    k = serializers.IntegerField(min_value=1, max_value=100, default=10)
+    filters = RecallFiltersSerializer(required=False)
+    include_shared = serializers.BooleanField(default=True)
+    mmr = serializers.FloatField(
+        min_value=0.0, max_value=1.0, allow_null=True, required=False, default=None,
+        help_text="Diversify (maximal marginal relevance): 1 = relevance only, 0 = diversity only.",
+    )  # fmt: skip
+
+    def validate_query(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("The query is empty.")
+        return value
+
+
+class RecallComponentsSerializer(serializers.Serializer):
+    vector = serializers.FloatField()
+    # DRF's metaclass moves declared fields off the class: this is not Field.context.
+    context = serializers.FloatField()  # type: ignore[assignment]  # DRF stubs: see above
+    keyword = serializers.FloatField()
+    boosts = serializers.FloatField()
+    recency = serializers.FloatField()
+    importance = serializers.FloatField()
+    final = serializers.FloatField()
+
+
+class RecallHitSerializer(serializers.Serializer):
+    memory = MemorySerializer()
+    score = serializers.FloatField()
+    components = RecallComponentsSerializer()
+
+
+class RecallResponseSerializer(serializers.Serializer):
+    results = RecallHitSerializer(many=True)
+    recall_id = serializers.UUIDField(allow_null=True)
+    timings_ms = serializers.DictField(child=serializers.FloatField())

@@ -1,0 +1,62 @@
+"""The recall API: thin views that parse, scope, call recall, and render."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.api.base import NamespacedAPIView
+from apps.accounts.models import Permission
+from apps.memories.selectors import memories_open
+from apps.recall.api.serializers import (
+    MemorySerializer,
+    RecallRequestSerializer,
+    RecallResponseSerializer,
+)
+from apps.recall.search import RecallFilters, recall_memories
+from memoryhub.api.serializers import error_responses
+
+
+class RecallView(NamespacedAPIView):
+    required_permissions = {"POST": Permission.CONTEXT}
+
+    @extend_schema(
+        request=RecallRequestSerializer,
+        responses={200: RecallResponseSerializer, **error_responses(400, 401, 403, 404, 429)},
+        description="Hybrid recall (vector + keyword + recency + importance) over the subject's "
+        "memories and, unless include_shared is false, the namespace's shared ones.",
+    )
+    def post(self, request: Request, namespace: str) -> Response:
+        serializer = RecallRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        filters = data.get("filters") or {}
+        outcome = recall_memories(
+            actor=self.actor,
+            namespace=self.namespace,
+            subject_external_id=data["subject"],
+            query=data["query"],
+            k=data["k"],
+            filters=RecallFilters(
+                kinds=filters.get("kind", []),
+                tags=filters.get("tags", []),
+                since=filters.get("since"),
+                until=filters.get("until"),
+                metadata=filters.get("metadata", {}),
+            ),
+            include_shared=data["include_shared"],
+            mmr_lambda=data["mmr"],
+        )
+        opened = memories_open([hit.memory for hit in outcome.hits])
+        results = [
+            {
+                "memory": MemorySerializer(memory).data,
+                "score": hit.score,
+                "components": hit.components,
+            }
+            for hit, memory in zip(outcome.hits, opened, strict=True)
+        ]
+        return Response(
+            {"results": results, "recall_id": outcome.recall_id, "timings_ms": outcome.timings_ms}
+        )

@@ -1,0 +1,46 @@
+"""The recall log: which memories were served to whom, by id only."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.utils import timezone
+
+
+class RecallLog(models.Model):
+    """Which memories went to whom: one row per recall or context request, ids only.
+
+    No query text, no content, no scores beyond ranks: it answers "memory M was served to
+    key K in request R" for admins and for the subject. Erased with the subject.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
+    )
+    subject = models.ForeignKey(
+        "memories.Subject",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="recall_logs",
+    )
+    purpose = models.CharField(max_length=16, default="recall")
+    actor_type = models.CharField(max_length=16)
+    actor_id = models.CharField(max_length=64, blank=True)
+    request_id = models.CharField(max_length=64, blank=True)
+    memory_ids = ArrayField(models.UUIDField(), default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        # Moved from the memories app with its rows; the table keeps its name.
+        db_table = "memories_recalllog"
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["namespace", "subject", "-created_at"], name="recall_by_subject")
+        ]
+
+    def __str__(self) -> str:
+        return f"recall {self.id}"
