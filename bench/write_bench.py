@@ -48,9 +48,11 @@ django.setup()
 from django.conf import settings  # noqa: E402
 
 from apps.audit.actors import Actor  # noqa: E402
-from apps.memories import row_encryption, services  # noqa: E402
+from apps.memories import row_encryption  # noqa: E402
 from apps.memories.embeddings import normalise, set_provider  # noqa: E402
+from apps.memories.services import memories as memory_services  # noqa: E402
 from apps.memories.services import memory_create, subject_get_or_create  # noqa: E402
+from apps.memories.services import subjects as subject_services  # noqa: E402
 from apps.namespaces.models import Namespace  # noqa: E402
 from apps.namespaces.services import namespace_create  # noqa: E402
 
@@ -116,15 +118,16 @@ def _no_audit(**kwargs: Any) -> _NoEvent:
 
 @contextmanager
 def variant(name: str) -> Iterator[None]:
-    original_cipher, original_audit = row_encryption.cipher, services.audit_record
+    original_cipher, original_audit = row_encryption.cipher, memory_services.audit_record
     try:
         if name in ("noop", "noop-no-audit"):
             row_encryption.cipher = NoOpCipher()
         if name == "noop-no-audit":
-            services.audit_record = _no_audit
+            memory_services.audit_record = subject_services.audit_record = _no_audit
         yield
     finally:
-        row_encryption.cipher, services.audit_record = original_cipher, original_audit
+        row_encryption.cipher = original_cipher
+        memory_services.audit_record = subject_services.audit_record = original_audit
 
 
 VARIANTS = ["aes", "noop", "noop-no-audit"]

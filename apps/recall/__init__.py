@@ -1,2 +1,3 @@
-"""Finding memories: hybrid ranking (`ranking`, pure), the recall statements (`search`),
-subject indexes, the recall log, and the recall API. Reads the store; above it."""
+"""Finding memories: hybrid ranking (`ranking`, pure), the recall statements (`statements`)
+and their orchestration (`search`), subject indexes, the recall log, and the recall API.
+Reads the store; above it."""

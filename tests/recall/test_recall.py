@@ -468,6 +468,7 @@ def test_a_large_populations_common_terms_score_but_do_not_select(
     from django.core.cache import cache
 
     from apps.recall import search as recall_module
+    from apps.recall import statements
 
     items = [
         NewMemory(subject_external_id="u1", content=f"weather note {n} for the log")
@@ -479,12 +480,12 @@ def test_a_large_populations_common_terms_score_but_do_not_select(
     ]
     memories_create_bulk(actor=ACTOR, namespace=acme.namespace, items=items)
     # No term is held by more than 1,000 memories: every query term selects, all are counted.
-    monkeypatch.setattr(recall_module, "COMMON_TERM_MEMORIES", 1000)
+    monkeypatch.setattr(statements, "COMMON_TERM_MEMORIES", 1000)
     counted = recall(acme, "u1", "weather zeppelin", k=100, include_shared=False)
     assert len(counted.hits) == 100
 
     cache.clear()  # the population's statistics are counted again, now with common terms
-    monkeypatch.setattr(recall_module, "COMMON_TERM_MEMORIES", 20)
+    monkeypatch.setattr(statements, "COMMON_TERM_MEMORIES", 20)
     cut = recall(acme, "u1", "weather zeppelin", k=100, include_shared=False)
     assert contents(cut)[0] == contents(counted)[0] == "weather balloon zeppelin sighting"
     # "weather" (in every memory) no longer selects: the 40 nearest by embedding and the one

@@ -1,31 +1,27 @@
-"""Writes for subjects and memories.
+"""Writes for memories: created (one, or many in a batch), updated with a new version,
+archived, deleted, re-embedded.
 
 Every function is keyword-only, runs in one transaction and writes exactly one audit event
-in it: either everything (row, version, audit) is stored or nothing is. Content is
-encrypted and indexed here, never in views or serializers.
+in it (`memories_insert` alone leaves the event to its caller): either everything (row,
+version, audit) is stored or nothing is. Content is validated, screened by the namespace's
+PII policy, encrypted and indexed here, never in views or serializers.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
-import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.memories.embeddings import get_provider
 from apps.memories.models import (
-    DataKey,
     Kind,
     Memory,
     MemoryVersion,
@@ -34,9 +30,7 @@ from apps.memories.models import (
 )
 from apps.memories.row_encryption import (
     KeyCache,
-    data_key_create,
     open_memory,
-    open_version,
     seal_memory,
     seal_version,
 )
@@ -46,27 +40,15 @@ from apps.memories.search_fields import (
     refresh_neighbour_context,
     set_embedding,
 )
-from apps.memories.selectors import memory_public_fields
-from apps.memories.tasks import vacuum_data_keys
 from apps.namespaces import pii
 from apps.namespaces.models import Namespace
 from apps.tokens.tokenizers import prompt_line_tokens
 from memoryhub.exceptions import ApplicationError
 
 if TYPE_CHECKING:
-    from celery.contrib.django.task import DjangoTask
+    pass
 
-EXPORT_SCHEMA_ID = "/api/v1/schemas/subject-export-v1.json"
-
-# Parts of a subject's export kept by the apps above the store (their conversations, say):
-# each registers, from its AppConfig.ready(), a function giving its part of the document.
-ExportPart = Callable[[KeyCache, Subject], Any]
-_export_parts: dict[str, ExportPart] = {}
-
-
-def subject_export_part_register(name: str, part: ExportPart) -> None:
-    """Add `name` to every subject export, built by `part(keys, subject)` (decrypted)."""
-    _export_parts[name] = part
+from apps.memories.services.subjects import subject_get_or_create
 
 
 def validate_content(content: str, *, field: str = "content", limit: int | None = None) -> None:
@@ -86,43 +68,6 @@ def validate_content(content: str, *, field: str = "content", limit: int | None 
             status_code=413,
             details={field: {"bytes": size, "limit": limit}},
         )
-
-
-def subject_get_or_create(*, actor: Actor, namespace: Namespace, external_id: str) -> Subject:
-    """The subject with this external id, created (with its data key) on first use."""
-    subject = Subject.objects.filter(namespace=namespace, external_id=external_id).first()
-    if subject is not None:
-        return subject
-    try:
-        with transaction.atomic():
-            subject = Subject.objects.create(namespace=namespace, external_id=external_id)
-            data_key_create(namespace=namespace, subject=subject)
-            audit_record(
-                actor=actor,
-                action="subject.create",
-                namespace=namespace,
-                subject_id=subject.pk,
-                object_type="subject",
-                object_id=str(subject.pk),
-            )
-    except IntegrityError:  # created concurrently by another request: use theirs
-        return Subject.objects.get(namespace=namespace, external_id=external_id)
-    return subject
-
-
-def subject_set_paused(*, actor: Actor, subject: Subject, paused: bool) -> Subject:
-    with transaction.atomic():
-        Subject.objects.filter(pk=subject.pk).update(paused=paused)
-        subject.paused = paused
-        audit_record(
-            actor=actor,
-            action="subject.pause" if paused else "subject.resume",
-            namespace=subject.namespace,
-            subject_id=subject.pk,
-            object_type="subject",
-            object_id=str(subject.pk),
-        )
-    return subject
 
 
 @dataclass
@@ -429,114 +374,6 @@ def memory_delete(*, actor: Actor, memory: Memory) -> None:
         _audit_memory(actor, "memory.delete", memory, {"versions": versions})
 
 
-def subject_export(*, actor: Actor, subject: Subject) -> dict[str, Any]:
-    """Everything stored about a subject, decrypted, as a document valid against the schema."""
-    keys = KeyCache()
-    memories = list(Memory.objects.filter(subject=subject).order_by("created_at", "id"))
-    versions: dict[uuid.UUID, list[MemoryVersion]] = {}
-    for version in MemoryVersion.objects.filter(memory__subject=subject).order_by("version"):
-        versions.setdefault(version.memory_id, []).append(version)
-    document = {
-        "$schema": EXPORT_SCHEMA_ID,
-        "namespace": subject.namespace.slug,
-        "subject": {
-            "external_id": subject.external_id,
-            "paused": subject.paused,
-            "created_at": subject.created_at.isoformat(),
-        },
-        "exported_at": timezone.now().isoformat(),
-        "memories": [
-            {
-                **memory_public_fields(memory),
-                "content": open_memory(keys, memory),
-                "versions": [
-                    {
-                        "version": version.version,
-                        "content": open_version(keys, version, subject.pk, subject.namespace_id),
-                        "changed_by": version.changed_by,
-                        "reason": version.reason,
-                        "created_at": version.created_at.isoformat(),
-                    }
-                    for version in versions.get(memory.id, [])
-                ],
-            }
-            for memory in memories
-        ],
-        **{name: part(keys, subject) for name, part in _export_parts.items()},
-    }
-    audit_record(
-        actor=actor,
-        action="subject.export",
-        namespace=subject.namespace,
-        subject_id=subject.pk,
-        object_type="subject",
-        object_id=str(subject.pk),
-        details={"memories": len(memories), "versions": sum(len(v) for v in versions.values())},
-    )
-    return document
-
-
-@dataclass(frozen=True)
-class ErasureReceipt:
-    subject_id: str
-    subject_fingerprint: str
-    memories_deleted: int
-    versions_deleted: int
-    data_keys_destroyed: int
-    erased_at: str
-    receipt_hash: str
-    audit_event_id: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-def subject_erase(*, actor: Actor, subject: Subject) -> ErasureReceipt:
-    """Crypto-shred and delete a subject: destroy its data key, delete its memories, versions
-    and the subject row, and append a content-free receipt (counts, hashes, time) to the log.
-
-    Afterwards no plaintext or decryptable ciphertext of the subject remains in the database.
-    """
-    keys = KeyCache()
-    namespace = subject.namespace
-    with transaction.atomic():
-        subject = Subject.objects.select_for_update().get(pk=subject.pk)
-        fingerprint = hmac.new(
-            keys.fingerprint_key(namespace.pk), subject.external_id.encode(), hashlib.sha256
-        ).hexdigest()
-        memories = Memory.objects.filter(subject=subject)
-        counts = {
-            "memories_deleted": memories.count(),
-            "versions_deleted": MemoryVersion.objects.filter(memory__subject=subject).count(),
-        }
-        # The key goes first: whatever else might survive is undecryptable from here on.
-        counts["data_keys_destroyed"], _ = DataKey.objects.filter(subject=subject).delete()
-        MemoryVersion.objects.filter(memory__subject=subject).delete()
-        memories.delete()
-        subject_id = subject.pk
-        subject.delete()
-        erased_at = timezone.now().isoformat()
-        body: dict[str, Any] = {  # the fields of ErasureReceipt but the last two
-            "subject_id": str(subject_id),
-            "subject_fingerprint": fingerprint,
-            **counts,
-            "erased_at": erased_at,
-        }
-        receipt_hash = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-        event = audit_record(
-            actor=actor,
-            action="subject.erase",
-            namespace=namespace,
-            subject_id=subject_id,
-            object_type="subject",
-            object_id=str(subject_id),
-            details={**body, "receipt_hash": receipt_hash},
-        )
-        # The app's tasks are DjangoTasks (memoryhub/celery.py); shared_task's stubs say Task.
-        cast("DjangoTask[[], None]", vacuum_data_keys).delay_on_commit()
-    return ErasureReceipt(**body, receipt_hash=receipt_hash, audit_event_id=event.pk)
-
-
 def _audit_memory(
     actor: Actor, action: str, memory: Memory, details: dict[str, Any] | None = None
 ) -> None:
@@ -565,39 +402,6 @@ def _store_version(
     )
     seal_version(keys, version, memory.subject_id, memory.namespace_id, content)
     version.save(force_insert=True)
-
-
-def data_keys_rotate(*, actor: Actor, batch_size: int = 500) -> int:
-    """Re-wrap every data key under the newest KEK, online, in short batches.
-
-    Readers are never blocked for long: each batch locks only its own rows, skipping rows
-    another transaction holds (they are picked up by the next pass). Returns how many keys
-    were re-wrapped; one audit event records the count. Afterwards the old KEK can go.
-    """
-    from apps.memories.row_encryption import data_key_rewrap, key_provider
-
-    current = key_provider().current_version
-    rewrapped = 0
-    while True:
-        with transaction.atomic():
-            batch = list(
-                DataKey.objects.exclude(kek_version=current)
-                .select_for_update(skip_locked=True)
-                .order_by("pk")[:batch_size]
-            )
-            for data_key in batch:
-                rewrapped += data_key_rewrap(data_key)
-        if not batch:
-            if not DataKey.objects.exclude(kek_version=current).exists():
-                break
-            time.sleep(0.05)  # only locked rows remain: retry once their holders commit
-    audit_record(
-        actor=actor,
-        action="keys.rotate",
-        object_type="data_key",
-        details={"rewrapped": rewrapped, "kek_version": current},
-    )
-    return rewrapped
 
 
 def memories_reembed(*, actor: Actor, batch_size: int = 256, limit: int | None = None) -> int:

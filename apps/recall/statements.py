@@ -1,0 +1,317 @@
+"""Recall's SQL: the population a recall searches (`RecallScope`), its statistics, the
+keyword statement (BM25 over the keyed-hash token arrays, in the database) and the candidate
+statement (the nearest by embedding and the keyword matches, with their similarities).
+
+Written as SQL rather than through the ORM: building these from expressions cost more time
+per recall than running them. Only fixed fragments, table names and term numbers are
+interpolated; every value is a parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.core.cache import cache
+from django.db import connection
+
+from apps.memories.fields import vector_literal
+from apps.memories.models import Memory, Status, Subject
+from apps.namespaces.models import Namespace
+from apps.recall import ranking
+
+VECTOR_CANDIDATES = 40
+KEYWORD_CANDIDATES = 100
+# A query term held by more than this share of the searched memories, and by more than
+# COMMON_TERM_MEMORIES of them ("common"), scores candidates but does not select them
+# (Lucene's common-terms cut-off): its matches alone score too low to matter, and there are
+# many of them (a speaker's name in a conversation: every turn). A query of common terms
+# only is selected by the rarest of them. The common terms of a population, with their
+# document frequencies, are counted with its other statistics.
+COMMON_TERM_SHARE = 0.05
+COMMON_TERM_MEMORIES = 100
+# A population this small has its keyword matches found row by row, not through the GIN
+# indexes (which gather every namespace match of a frequent term before the subject's).
+KEYWORD_SCAN_DOCUMENTS = 1000
+POPULATION_STATS_SECONDS = 300
+MEMORY_TABLE = Memory._meta.db_table
+
+
+@dataclass
+class RecallFilters:
+    kinds: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    since: datetime | None = None
+    until: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RecallScope:
+    """The memories a recall searches: the live memories of `subject` (None: no subject, or
+    one that does not exist yet) and, unless excluded, the namespace's shared ones, narrowed
+    by `filters`."""
+
+    namespace: Namespace
+    subject: Subject | None
+    include_shared: bool
+    filters: RecallFilters = field(default_factory=RecallFilters)
+
+    def unfiltered(self) -> RecallScope:
+        return replace(self, filters=RecallFilters())
+
+    def owners(self) -> list[str]:
+        """The parts searched apart by vector: "subject", "shared", or both."""
+        return (["subject"] if self.subject is not None else []) + (
+            ["shared"] if self.include_shared else []
+        )
+
+    def condition(self, owner: str | None = None) -> tuple[str, dict[str, Any]]:
+        """The SQL condition on the memory table (and its parameters) of this population;
+        with `owner` ("subject" or "shared"), only that part of it."""
+        where = [
+            "namespace_id = %(namespace)s",
+            "status = %(active)s",
+            "valid_to IS NULL",
+            "(expires_at IS NULL OR expires_at > now())",
+        ]
+        owners = []
+        if self.subject is not None and owner in (None, "subject"):
+            owners.append("subject_id = %(subject)s")
+        if self.include_shared and owner in (None, "shared"):
+            owners.append("subject_id IS NULL")
+        where.append(f"({' OR '.join(owners)})" if owners else "false")
+        filters = self.filters
+        if filters.kinds:
+            where.append("kind = ANY(%(kinds)s)")
+        if filters.tags:
+            where.append("tags && %(tags)s::varchar[]")
+        if filters.since:
+            where.append("COALESCE(occurred_at, created_at) >= %(since)s")
+        if filters.until:
+            where.append("COALESCE(occurred_at, created_at) < %(until)s")
+        if filters.metadata:
+            where.append("metadata @> %(metadata)s::jsonb")
+        params = {
+            "namespace": self.namespace.pk,
+            "active": Status.ACTIVE.value,
+            "subject": self.subject.pk if self.subject is not None else None,
+            "kinds": list(filters.kinds),
+            "tags": list(filters.tags),
+            "since": filters.since,
+            "until": filters.until,
+            "metadata": json.dumps(filters.metadata),
+        }
+        return " AND ".join(where), params
+
+
+def keyword_candidates(
+    scope: RecallScope,
+    terms: list[int],
+    stats: dict[str, Any],
+    weights: ranking.Weights,
+    known_frequencies: dict[int, int],
+) -> tuple[list[uuid.UUID], list[int]]:
+    """The best `KEYWORD_CANDIDATES` keyword matches by BM25 (matches found row by row or
+    through the GIN indexes, then BM25 in the database), and the population's document
+    frequencies of the query terms (sorted by term): the known ones as given, the others
+    counted over every match.
+
+    Only the best matches go on to be scored in full: a large subject can have thousands of
+    memories sharing a common query word, and computing their similarities would cost more
+    than the whole recall budget.
+
+    Written as SQL rather than through the ORM: building these queries from expressions cost
+    more time per recall than running them.
+    """
+    distinct = sorted(set(terms))
+    if not distinct:
+        return [], []
+    where, params = scope.condition()
+    documents = max(int(stats["documents"] or 0), 1)
+    # The known frequencies are those of the population's common terms (see
+    # _population_stats): they score but do not select.
+    known = {i for i, term in enumerate(distinct) if term in known_frequencies}
+    selecting = [term for i, term in enumerate(distinct) if i not in known]
+    if not selecting:  # only common terms: the rarest of them selects
+        selecting = [min(distinct, key=known_frequencies.__getitem__)]
+    # A small population is filtered row by row (cheaper than the GIN indexes, which would
+    # gather every namespace match of a frequent term first); a large one through them.
+    matching = (
+        "(token_index || context_index) && %(selecting)s::integer[]"
+        if documents <= KEYWORD_SCAN_DOCUMENTS
+        else "(token_index && %(selecting)s::integer[]"
+        " OR context_index && %(selecting)s::integer[])"
+    )
+    # BM25 as ranking.bm25 computes it (idf once per term), to choose which go on. Each
+    # term's frequency, document frequency and idf is a column of its own (tf_i, df_i,
+    # idf_i): a column is read for free, an array element is looked up each time.
+    # Every number is float8: a bare parameter would be numeric, and far slower to sort by.
+    numbers = range(len(distinct))
+    k1, b, weight = "%(k1)s::float8", "%(b)s::float8", "%(context_weight)s::float8"
+    tf = ", ".join(
+        f"{term_count('token_index', i)} + {weight} * {term_count('context_index', i)} AS tf_{i}"
+        for i in numbers
+    )
+    length = f"cardinality(token_index) + {weight} * cardinality(context_index)"
+    df = ", ".join(
+        f"%(known_{i})s::integer AS df_{i}"
+        if i in known
+        else f"count(*) FILTER (WHERE tf_{i} > 0)::integer AS df_{i}"
+        for i in numbers
+    )
+    idf = ", ".join(
+        f"ln(1 + (greatest(%(documents)s, df_{i}) - df_{i} + 0.5::float8) / (df_{i} + 0.5::float8))"
+        f" AS idf_{i}"
+        for i in numbers
+    )
+    bm25 = " + ".join(f"d.idf_{i} * k.tf_{i} * ({k1} + 1) / (k.tf_{i} + k.norm)" for i in numbers)
+    # Only fixed fragments and term numbers (i) are interpolated; every value is a parameter.
+    sql = f"""
+        WITH keyword AS MATERIALIZED (
+            SELECT id, {tf},
+                   {k1} * (1 - {b} + {b} * ({length}) / %(average_length)s::float8) AS norm
+            FROM {MEMORY_TABLE}
+            WHERE {where} AND {matching}
+        ),
+        -- GROUP BY (): one row, even when every frequency is known (and nothing aggregates)
+        counted AS (SELECT {df} FROM keyword GROUP BY ()),
+        frequencies AS (
+            SELECT ARRAY[{", ".join(f"df_{i}" for i in numbers)}]::integer[] AS df, {idf}
+            FROM counted
+        )
+        SELECT ARRAY(SELECT k.id FROM keyword k, frequencies d
+                     ORDER BY {bm25} DESC, k.id LIMIT %(keyword_limit)s),
+               (SELECT df FROM frequencies)
+    """  # noqa: S608
+    params.update(
+        keyword_limit=KEYWORD_CANDIDATES,
+        selecting=selecting,
+        documents=documents,
+        average_length=max(float(stats["length"] or 0.0), 1e-9),
+        context_weight=float(ranking.CONTEXT_WEIGHT),
+        k1=float(weights.bm25_k1),
+        b=float(weights.bm25_b),
+    )
+    params.update({f"term_{i}": term for i, term in enumerate(distinct)})
+    params.update({f"known_{i}": known_frequencies[distinct[i]] for i in known})
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        ids, frequencies = cursor.fetchone()
+    return list(ids), list(frequencies)
+
+
+def candidate_sql(
+    scope: RecallScope,
+    query_vector: np.ndarray,
+    terms: list[int],
+    keyword_ids: list[uuid.UUID],
+    exact: bool,
+) -> tuple[str, dict[str, Any]]:
+    """The nearest memories by embedding (HNSW, or `exact`ly) and the keyword candidates,
+    fetched by primary key with their similarities to the query and their query-term counts."""
+    where, params = scope.condition()
+    distance = "embedding <=> %(vector)s::vector"
+    if exact:
+        distance = f"({distance}) + 0"  # an order the HNSW index cannot serve: compare all
+    # The subject's nearest and the shared nearest are searched apart, then merged: a
+    # condition on one owner is one the planner can serve well (an index walk filtered by
+    # subject, or an exact scan of a few shared rows), "subject OR shared" is not.
+    branches = []
+    for owner in scope.owners():
+        condition, _ = scope.condition(owner)
+        branches.append(
+            f"(SELECT id, {distance} AS distance FROM {MEMORY_TABLE} WHERE {condition}"  # noqa: S608
+            f" AND embedding IS NOT NULL ORDER BY {distance} LIMIT %(vector_limit)s)"
+        )
+    if not branches:  # neither a subject nor shared memories: nothing to search
+        branches.append("(SELECT NULL::uuid AS id, 0::float8 AS distance WHERE false)")
+    count = len(set(terms))
+    # Only fixed fragments and term numbers are interpolated; every value is a parameter.
+    sql = f"""
+        WITH nearest AS MATERIALIZED (
+            SELECT id FROM ({" UNION ALL ".join(branches)}) branches
+            ORDER BY distance LIMIT %(vector_limit)s
+        )
+        SELECT m.id, m.session_key, m.position, m.importance,
+               m.id IN (SELECT id FROM nearest) AS nearest,
+               cardinality(m.token_index) AS own_length,
+               cardinality(m.context_index) AS context_length,
+               {term_counts("m.token_index", count)} AS own_tf,
+               {term_counts("m.context_index", count)} AS context_tf,
+               COALESCE(1 - (m.embedding <=> %(vector)s::vector), 0) AS vector_similarity,
+               COALESCE(1 - (m.context_embedding <=> %(vector)s::vector), 0)
+                   AS context_similarity,
+               m.metadata ->> 'speaker' AS speaker,
+               (EXTRACT(EPOCH FROM (now() - COALESCE(m.occurred_at, m.created_at))) / 86400.0)
+                   ::float8 AS age_days
+        FROM {MEMORY_TABLE} m
+        WHERE m.id IN (SELECT id FROM nearest UNION SELECT unnest(%(keyword_ids)s::uuid[]))
+          AND {where}
+    """  # noqa: S608
+    params.update(
+        vector=vector_literal(query_vector),
+        vector_limit=VECTOR_CANDIDATES,
+        keyword_ids=keyword_ids,
+    )
+    params.update({f"term_{i}": term for i, term in enumerate(sorted(set(terms)))})
+    return sql, params
+
+
+def term_count(column: str, i: int) -> str:
+    """SQL for how often query term i (parameter term_i) is in `column`."""
+    return f"cardinality(array_positions({column}, %(term_{i})s::integer))"
+
+
+def term_counts(column: str, count: int) -> str:
+    """SQL for the array of how often each query term (parameters term_0..) is in `column`."""
+    counts = ", ".join(term_count(column, i) for i in range(count))
+    return f"ARRAY[{counts}]::integer[]"
+
+
+def population_stats(scope: RecallScope) -> dict[str, Any]:
+    """Document count (also of those with an embedding), average (neighbour-weighted)
+    length and the common terms (see COMMON_TERM_SHARE) with their document frequencies, of
+    the searched population.
+
+    BM25 needs only their rough size, which changes slowly, so they are cached for a few
+    minutes instead of scanning every memory of a large subject on each recall.
+    """
+    subject = scope.subject.pk if scope.subject is not None else "-"
+    key = f"recall-stats:{scope.namespace.pk}:{subject}:{int(scope.include_shared)}"
+    stats = cache.get(key)
+    if stats is None:
+        where, params = scope.condition()
+        params["context_weight"] = ranking.CONTEXT_WEIGHT
+        # Only the fixed fragments of the condition are interpolated.
+        length = "token_count + %(context_weight)s * cardinality(context_index)"
+        with connection.cursor() as cursor:
+            sql = (
+                f"SELECT count(*), count(embedding), avg({length})"  # noqa: S608
+                f" FROM {MEMORY_TABLE} WHERE {where}"
+            )
+            cursor.execute(sql, params)
+            documents, embedded, length = cursor.fetchone()
+            common: dict[int, int] = {}
+            params["threshold"] = max(int(COMMON_TERM_SHARE * documents), COMMON_TERM_MEMORIES)
+            if documents > params["threshold"]:  # else no term can be common
+                cursor.execute(
+                    f"""SELECT u.term, count(*) FROM {MEMORY_TABLE} m,
+                           LATERAL (SELECT DISTINCT unnest(m.token_index || m.context_index)
+                                    AS term) u
+                        WHERE {where} GROUP BY u.term HAVING count(*) > %(threshold)s""",  # noqa: S608
+                    params,
+                )
+                common = dict(cursor.fetchall())
+        stats = {
+            "documents": documents,
+            "embedded": embedded,
+            "length": float(length or 0.0),
+            "common": common,
+        }
+        cache.set(key, stats, timeout=POPULATION_STATS_SECONDS)
+    return stats
