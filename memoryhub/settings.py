@@ -205,7 +205,7 @@ X_FRAME_OPTIONS = "DENY"
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memoryhub.api.parsers.BoundedJSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "memoryhub.api.errors.exception_handler",
@@ -314,6 +314,20 @@ MEMORYHUB_MAX_DOCUMENT_BYTES = env_int(
 MEMORYHUB_CHUNK_TOKENS = env_int("MEMORYHUB_CHUNK_TOKENS", 256, minimum=16, maximum=2000)
 MEMORYHUB_CHUNK_OVERLAP_TOKENS = env_int(
     "MEMORYHUB_CHUNK_OVERLAP_TOKENS", 32, minimum=0, maximum=1000
+)
+# A request body may hold the largest payload the limits above allow (a full batch of
+# messages, or a whole document) three times over: JSON's \uXXXX escapes take six bytes for a
+# two-byte character (é), twelve for a four-byte one. Beyond it the request is refused (413)
+# before it is parsed.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int(
+    "MEMORYHUB_MAX_BODY_BYTES",
+    3
+    * max(
+        MEMORYHUB_MAX_MESSAGES_PER_REQUEST * MEMORYHUB_MAX_CONTENT_BYTES,
+        MEMORYHUB_MAX_DOCUMENT_BYTES,
+    )
+    + 65_536,
+    minimum=65_536,
 )
 MEMORYHUB_CHUNK_ENCODING = env_choice(
     "MEMORYHUB_CHUNK_ENCODING", "cl100k_base", ("cl100k_base", "o200k_base")

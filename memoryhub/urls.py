@@ -22,5 +22,6 @@ urlpatterns = [
     path("", include("apps.audit_log.urls")),
 ]
 
+handler400 = "memoryhub.views.bad_request"
 handler404 = "memoryhub.views.page_not_found"
 handler500 = "memoryhub.views.server_error"

@@ -8,7 +8,7 @@ from django.template import loader
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from memoryhub.api.errors import json_not_found, json_server_error
+from memoryhub.api.errors import json_bad_request, json_not_found, json_server_error
 from memoryhub.health import current_health
 
 
@@ -21,6 +21,12 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 def _is_api(request: HttpRequest) -> bool:
     return request.path.startswith("/api/")
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _is_api(request):
+        return json_bad_request(request, exception)
+    return render(request, "400.html", status=400)
 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -17,10 +17,17 @@ from django.utils import timezone
 from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_version
 from apps.namespaces.models import Namespace
-from memoryhub.exceptions import NotFound
+from memoryhub.exceptions import ApplicationError, NotFound
 
 
 def subject_get(*, namespace: Namespace, external_id: str) -> Subject:
+    """A subject of the namespace by the app's id (from a URL: checked here, as a body's is
+    by its serializer); NotFound when there is none."""
+    if "\x00" in external_id:
+        raise ApplicationError(
+            "A subject id cannot contain NUL characters.",
+            details={"external_id": ["Null characters are not allowed."]},
+        )
     subject = Subject.objects.filter(namespace=namespace, external_id=external_id).first()
     if subject is None:
         raise NotFound("Subject not found.")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
@@ -43,6 +44,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, ApplicationError):
         set_rollback()
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, RequestDataTooBig):
+        return Response(body_too_large(), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
@@ -68,6 +71,24 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         body = error_body(code, str(exc.detail))
     set_rollback()
     return Response(body, status=exc.status_code, headers=headers)
+
+
+def body_too_large() -> dict[str, Any]:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return error_body(
+        "body_too_large",
+        f"The request body is larger than {limit} bytes.",
+        {"body": {"limit_bytes": limit}},
+    )
+
+
+def json_bad_request(request: Any, exception: Exception | None = None) -> JsonResponse:
+    """A request refused before any view (Django's 400s: a body too large, a bad host)."""
+    if isinstance(exception, RequestDataTooBig):
+        return JsonResponse(body_too_large(), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    return JsonResponse(
+        error_body("bad_request", "The request is malformed."), status=status.HTTP_400_BAD_REQUEST
+    )
 
 
 def json_not_found(request: Any, exception: Exception | None = None) -> JsonResponse:

@@ -21,3 +21,10 @@ class NewestFirstCursorPagination(CursorPagination):
 
 class NewestIdFirstCursorPagination(NewestFirstCursorPagination):
     ordering = ("-id",)
+
+    def decode_cursor(self, request: Any) -> Any:
+        cursor = super().decode_cursor(request)
+        # A well-encoded cursor can still carry any position: here it must be an id.
+        if cursor is not None and cursor.position is not None and not cursor.position.isdigit():
+            raise ValidationError({self.cursor_query_param: ["Invalid cursor."]})
+        return cursor
