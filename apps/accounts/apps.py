@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.apps import AppConfig
 
 
@@ -6,4 +8,15 @@ class AccountsConfig(AppConfig):
     label = "accounts"
 
     def ready(self) -> None:
+        from axes.signals import user_locked_out
+
         from apps.accounts.api import schema  # noqa: F401  (registers the OpenAPI extension)
+
+        # django-axes refuses the login; the refusal is audited like every other one.
+        user_locked_out.connect(_audit_lockout, dispatch_uid="memoryhub-audit-lockout")
+
+
+def _audit_lockout(sender: Any, request: Any, username: str | None = None, **kwargs: Any) -> None:
+    from apps.accounts.services import login_refused_locked_out
+
+    login_refused_locked_out(request=request, username=username or "")

@@ -10,11 +10,12 @@ from typing import cast
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.http import HttpRequest
 from django.utils import timezone
 
 from apps.accounts.models import ApiKey, Permission
 from apps.audit.actors import Actor
-from apps.audit.services import audit_record
+from apps.audit.services import audit_denied, audit_record
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import ApplicationError
 
@@ -99,3 +100,13 @@ def api_key_touch(api_key: ApiKey, *, every: timedelta = timedelta(minutes=1)) -
         return
     ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
     api_key.last_used_at = now
+
+
+def login_refused_locked_out(*, request: HttpRequest, username: str) -> None:
+    """Audit a dashboard (or /django-admin/) login refused because the account or the
+    address has failed too often: the name tried, the address, never the password."""
+    audit_denied(
+        actor=Actor.anonymous(request, claimed_id=username),
+        action="login.locked_out",
+        reason="too_many_failed_logins",
+    )

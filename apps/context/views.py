@@ -56,9 +56,11 @@ def playground(request: PlaygroundRequest) -> HttpResponse:
     if request.method == "POST":
         form = PlaygroundForm(request.POST, namespaces=slugs)
     elif "saved" in request.GET:
+        # A shared link fills the form; running it is the reader's POST (a GET changes nothing:
+        # an assembly writes to the recall log).
         try:
             config = playground_config_get(user=request.user, config_id=request.GET["saved"])
-            form = PlaygroundForm(config, namespaces=slugs)
+            form = PlaygroundForm(initial=config, namespaces=slugs)
         except ApplicationError as error:
             form = PlaygroundForm(namespaces=slugs)
             context["error"] = error.message
@@ -109,10 +111,14 @@ def _assemble(request: PlaygroundRequest, data: dict[str, Any], context: dict[st
 
 
 def _for_display(result: dict[str, Any]) -> dict[str, Any]:
-    """Adds what the page draws: each section's share of the budget, in percent."""
+    """Adds what the page draws: each section's share of the budget and where it starts on
+    the bar, in percent."""
     budget = max(result["budget_tokens"], 1)
+    offset = 0.0
     for section in result["sections"]:
         section["percent"] = round(100 * section["tokens"] / budget, 2)
+        section["offset"] = offset
+        offset = round(offset + section["percent"], 2)
         section["label"] = SECTION_LABELS[section["name"]]
     result["used_percent"] = round(100 * result["total_tokens"] / budget, 1)
     return result

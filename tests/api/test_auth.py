@@ -169,6 +169,11 @@ def test_a_revoked_key_cannot_write(acme: Tenant) -> None:
         "api_key=not-even-a-key",
         "key=",
         "subject=u1&tag={raw}",
+        "subject=%20{raw}",
+        "subject=u1%20{raw}%20u2",
+        "tag=a&tag=b,{raw}",
+        "{raw}=1",
+        "%20api_key=x",
     ],
 )
 def test_it_refuses_a_key_in_the_url_even_with_a_correct_header(acme: Tenant, query: str) -> None:

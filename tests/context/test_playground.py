@@ -47,6 +47,8 @@ def test_a_posted_configuration_assembles_and_explains(
     assert "why recalled" in page
     assert "I am planning a dinner party for six friends." in page
     assert 'class="token-bar"' in page
+    assert '<rect class="sec-memories" x="' in page  # the bar is drawn without inline style
+    assert " style=" not in page  # which the page's Content-Security-Policy would block
     assert RecallLog.objects.filter(purpose="playground").count() == 1
 
 
@@ -94,8 +96,13 @@ def test_a_saved_set_up_is_shared_by_link_and_only_with_its_namespace(
     saved = PlaygroundConfig.objects.get()
     assert f"?saved={saved.id}" in page
     assert b"What should I cook" not in bytes(saved.content_encrypted)  # encrypted at rest
+    logged = RecallLog.objects.count()
     shared = alice_client.get(f"{URL}?saved={saved.id}").content.decode()
-    assert "The user is vegetarian and allergic to peanuts." in shared  # assembled again
+    assert "What should I cook" in shared  # the form is filled in
+    assert "The user is vegetarian and allergic to peanuts." not in shared  # not run on GET
+    assert RecallLog.objects.count() == logged  # a GET changes nothing
+    rerun = alice_client.post(URL, config()).content.decode()
+    assert "The user is vegetarian and allergic to peanuts." in rerun
     bob = User.objects.create_user("bob", password="bob-password-1")
     membership_set(actor=ACTOR, namespace=globex.namespace, user=bob, role="viewer")
     outsider = Client()

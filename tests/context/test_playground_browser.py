@@ -75,6 +75,8 @@ def fill(page) -> None:  # type: ignore[no-untyped-def]
 
 def test_log_in_assemble_switch_strategy_and_compare(seeded: None, live_server, browser) -> None:  # type: ignore[no-untyped-def]
     page = browser.new_page()
+    refused: list[str] = []  # what the Content-Security-Policy blocked, as the console says
+    page.on("console", lambda message: refused.append(message.text))
     log_in(page, live_server.url)
     page.goto(f"{live_server.url}/playground/")
     fill(page)
@@ -84,15 +86,17 @@ def test_log_in_assemble_switch_strategy_and_compare(seeded: None, live_server, 
     result.get_by_text("Assembled prompt").wait_for()
     assert "(buffer, gpt-4o)" in result.inner_text()
     assert "The user is vegetarian and allergic to peanuts." in result.inner_text()
-    assert page.locator(".token-bar span").count() >= 3
+    assert page.locator(".token-bar rect").count() >= 3
     assert "What should I cook" not in page.url  # the text is posted, not in the address
 
     page.select_option("#id_strategy", "summary")
     page.click("button:has-text('Assemble')")
     page.locator("#result h2 small", has_text="summary").wait_for()
-    assert (
-        "I am planning a dinner party" not in page.locator("#result .sec-turns").all_inner_texts()
-    )
+    # The summary stands for the turns it covers: they are not sent, but listed as dropped.
+    sent = page.locator("#result .section.sec-turns").all_inner_texts()
+    assert not any("I am planning a dinner party" in text for text in sent)
+    dropped = page.locator("#result table.dropped tr", has_text="I am planning a dinner party")
+    assert dropped.locator(".reason").inner_text() == "summarized"
 
     page.check("#id_compare")
     page.click("button:has-text('Assemble')")
@@ -106,8 +110,13 @@ def test_log_in_assemble_switch_strategy_and_compare(seeded: None, live_server, 
     shared = browser.new_page()  # another session: the link alone reproduces the comparison
     log_in(shared, live_server.url)
     shared.goto(link.get_attribute("href"))
-    assert shared.locator(".compare .strategy").count() == 4
+    # The link fills the form (opening it runs nothing); one click reproduces the comparison.
     assert shared.input_value("#id_query") == "What should I cook for the party?"
+    assert shared.locator(".compare .strategy").count() == 0
+    shared.click("button:has-text('Assemble')")
+    shared.locator(".compare .strategy").first.wait_for()
+    assert shared.locator(".compare .strategy").count() == 4
+    assert [text for text in refused if "Content Security Policy" in text] == []
 
 
 def test_the_form_works_without_javascript(seeded: None, live_server, browser) -> None:  # type: ignore[no-untyped-def]

@@ -90,3 +90,17 @@ def test_unknown_pages_get_the_html_404(alice_client: Client) -> None:
     response = alice_client.get("/no-such-page/")
     assert response.status_code == 404
     assert "Not found" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_overview_shows_system_status_to_staff_only(alice_client: Client) -> None:
+    carol = User.objects.create_user("carol", password="carol-password-1")  # member of nothing
+    client = Client()
+    client.force_login(carol)
+    html = client.get(reverse("namespaces:overview")).content.decode()
+    assert "System status" not in html
+    assert "pgvector" not in html
+    assert "not a member of any namespace" in html
+    partial = client.get(reverse("namespaces:overview"), headers={"HX-Request": "true"})
+    assert "Database" not in partial.content.decode()
+    assert "System status" in alice_client.get(reverse("namespaces:overview")).content.decode()

@@ -151,3 +151,29 @@ def test_connections_carry_the_hnsw_search_options_and_the_operators_win(
         "-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100"
         " -c hnsw.scan_mem_multiplier=8" + operators
     )
+
+
+CACHE_OF = (
+    "from django.conf import settings; c = settings.CACHES['default']; "
+    "print(c['BACKEND'].rsplit('.', 1)[1], c.get('LOCATION', ''))"
+)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "LocMemCache "),
+        ({"CELERY_BROKER_URL": "redis://127.0.0.1:6379/3"}, "RedisCache redis://127.0.0.1:6379/3"),
+        ({"CELERY_BROKER_URL": "amqp://guest@127.0.0.1//"}, "LocMemCache "),
+        (
+            {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/3", "CACHE_URL": "redis://c:6379/1"},
+            "RedisCache redis://c:6379/1",
+        ),
+    ],
+)
+def test_throttle_counts_are_shared_through_redis_whenever_a_broker_is(
+    env: dict[str, str], expected: str
+) -> None:
+    result = run_python(CACHE_OF, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected.strip()

@@ -94,9 +94,10 @@ def _credential_in_url(request: Request) -> bool:
     if _KEY_IN_TEXT.search(request.path):
         return True
     for name, values in request.query_params.lists():
-        if name.lower() in _CREDENTIAL_PARAMS:
+        if name.strip().lower() in _CREDENTIAL_PARAMS:
             return True
-        if any(value.startswith(KEY_PREFIX) and api_key_prefix_of(value) for value in values):
+        # Anywhere in a name or a value: after a space, inside other text, one of several.
+        if any(_KEY_IN_TEXT.search(text) for text in (name, *values)):
             return True
     return False
 
