@@ -31,7 +31,7 @@ test: install browser
 # The browser tests drive Debian's Chromium (Playwright cannot download its own here).
 # As root it is installed when missing; otherwise those tests skip, saying why.
 browser:
-	@if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "Installing Chromium for the browser tests (apt-get)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi

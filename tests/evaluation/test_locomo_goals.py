@@ -1,11 +1,13 @@
 """The recall quality goal, measured on the shared LoCoMo files with the real model.
 
 Needs ../shared/data/locomo-dev (evaluation data kept beside the project, never in it);
-skips with the reason where it is absent.
+skips with the reason where it is absent, unless MEMORYHUB_REQUIRE_SHARED_DATA=1 (set by CI),
+which makes its absence a failure.
 """
 
 import io
 import json
+import os
 
 import pytest
 from django.core.management import call_command
@@ -19,7 +21,10 @@ LOCOMO_DEV = PROJECT_ROOT.parent / "shared" / "data" / "locomo-dev"
 @pytest.mark.django_db
 def test_recall_on_locomo_dev_meets_the_goal() -> None:
     if not LOCOMO_DEV.is_dir():
-        pytest.skip(f"LoCoMo evaluation data not found at {LOCOMO_DEV}")
+        reason = f"LoCoMo evaluation data not found at {LOCOMO_DEV}"
+        if os.environ.get("MEMORYHUB_REQUIRE_SHARED_DATA") == "1":
+            pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_SHARED_DATA=1 forbids skipping.")
+        pytest.skip(reason)
     set_provider(None)  # the configured (real, offline) model, not the test embedder
     out = io.StringIO()
     call_command("recall_eval", "--format", "locomo", str(LOCOMO_DEV), "--json", stdout=out)
