@@ -276,6 +276,8 @@ MEMORYHUB_MAX_CONTENT_BYTES = env_int(
     "MEMORYHUB_MAX_CONTENT_BYTES", 32_768, minimum=1, maximum=1_048_576
 )
 MEMORYHUB_API_RATE = env_str("MEMORYHUB_API_RATE", "1200/min")
+# Work, not requests: the memories, turns and document chunks one key may send to be embedded.
+MEMORYHUB_API_WORK_RATE = env_str("MEMORYHUB_API_WORK_RATE", "20000/hour")
 MEMORYHUB_AUTH_FAILURES_PER_MINUTE = env_int("MEMORYHUB_AUTH_FAILURES_PER_MINUTE", 60, minimum=1)
 
 # Embeddings: "local" (sentence-transformers; MEMORYHUB_EMBEDDING_MODEL is a path or a
@@ -352,7 +354,11 @@ if "llm" in (MEMORYHUB_EXTRACTOR, MEMORYHUB_SUMMARIZER) and not MEMORYHUB_LLM_UR
 MEMORYHUB_MAX_DOCUMENT_BYTES = env_int(
     "MEMORYHUB_MAX_DOCUMENT_BYTES", 1_048_576, minimum=1024, maximum=64 * 1_048_576
 )
-MEMORYHUB_CHUNK_TOKENS = env_int("MEMORYHUB_CHUNK_TOKENS", 256, minimum=16, maximum=2000)
+MEMORYHUB_CHUNK_TOKENS = env_int("MEMORYHUB_CHUNK_TOKENS", 256, minimum=64, maximum=2000)
+# One document makes at most this many chunks (413 beyond: raise chunk_tokens); beyond
+# MEMORYHUB_DOCUMENT_INLINE_CHUNKS its chunks are stored at once and embedded by a job.
+MEMORYHUB_MAX_DOCUMENT_CHUNKS = env_int("MEMORYHUB_MAX_DOCUMENT_CHUNKS", 2000, minimum=1)
+MEMORYHUB_DOCUMENT_INLINE_CHUNKS = env_int("MEMORYHUB_DOCUMENT_INLINE_CHUNKS", 32, minimum=1)
 MEMORYHUB_CHUNK_OVERLAP_TOKENS = env_int(
     "MEMORYHUB_CHUNK_OVERLAP_TOKENS", 32, minimum=0, maximum=1000
 )

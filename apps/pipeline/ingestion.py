@@ -18,6 +18,7 @@ import json
 import logging
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -41,19 +42,17 @@ from apps.memories.services import (
 from apps.namespaces import pii
 from apps.namespaces.models import Namespace
 from apps.pipeline import chunking, jobs
-from apps.pipeline.jobs import INGEST
+from apps.pipeline.jobs import DOCUMENT, INGEST
 from apps.pipeline.models import (
     Job,
     JobStatus,
     Message,
     Session,
 )
-from apps.pipeline.tasks import enqueue_ingest_job
+from apps.pipeline.tasks import enqueue_document_job, enqueue_ingest_job
 from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
-
-DOCUMENT = "document"
 
 
 @dataclass(frozen=True)
@@ -272,6 +271,7 @@ class DocumentOutcome:
     memory_ids: list[str]
     tokens: list[int]
     replayed: bool = False
+    job: Job | None = None  # embedding the chunks, for a document too large to embed inline
 
 
 def document_ingest(
@@ -287,11 +287,17 @@ def document_ingest(
     overlap_tokens: int | None = None,
     idempotency_key: str = "",
     request_body: Any = None,
+    take_work: Callable[[int], None] | None = None,
 ) -> DocumentOutcome:
     """Split a long text into chunks (paragraphs, then sentences; `chunk_tokens` tokens of
     the configured encoding, `overlap_tokens` carried over) and store each as a semantic
     memory with the document's id, its position and metadata: shared when there is no
-    subject, personal otherwise. All chunks or none."""
+    subject, personal otherwise. All chunks or none.
+
+    At most MEMORYHUB_MAX_DOCUMENT_CHUNKS chunks (413 beyond); `take_work(chunks)` is called
+    before anything is stored, and may refuse (the caller's work quota). Beyond
+    MEMORYHUB_DOCUMENT_INLINE_CHUNKS the chunks are stored without embeddings and a job
+    embeds them: on a worker, or in this process after commit without a broker."""
     from apps.tokens.tokenizers import count_tokens
 
     size = chunk_tokens or settings.MEMORYHUB_CHUNK_TOKENS
@@ -309,6 +315,15 @@ def document_ingest(
         return count_tokens(piece, encoding)
 
     chunks = chunking.chunk_text(text, size=size, overlap=overlap, count=count)
+    limit = settings.MEMORYHUB_MAX_DOCUMENT_CHUNKS
+    if len(chunks) > limit:
+        raise ApplicationError(
+            f"This document makes {len(chunks)} chunks of {size} tokens; the limit is {limit}. "
+            "Send larger chunks (chunk_tokens) or a shorter document.",
+            code="too_many_chunks",
+            status_code=413,
+            details={"text": {"chunks": len(chunks), "limit": limit, "chunk_tokens": size}},
+        )
     document_id = uuid.uuid4()
     base = dict(metadata or {})
     items = [
@@ -335,23 +350,26 @@ def document_ingest(
     if idempotency_key:
         replay = _replayed(namespace, actor, idempotency_key, request_hash, kind=DOCUMENT)
         if replay is not None:
-            return DocumentOutcome(
-                replay.result["document"], replay.result["memories"], replay.result["tokens"], True
-            )
+            return _replayed_document(replay)
+    if take_work is not None:
+        take_work(len(chunks))
+    deferred = len(chunks) > settings.MEMORYHUB_DOCUMENT_INLINE_CHUNKS
     try:
         with transaction.atomic():
             outcome = _store_document(
-                actor, namespace, items, document_id, size, size_bytes, chunks, keys
+                actor, namespace, items, document_id, size, size_bytes, chunks, keys, deferred
             )
-            if idempotency_key:
-                Job.objects.create(
+            job = None
+            if idempotency_key or deferred:
+                job = Job.objects.create(
                     namespace=namespace,
-                    subject_id=None,
+                    subject=outcome.subject,
                     kind=DOCUMENT,
-                    status=JobStatus.SUCCEEDED,
+                    status=JobStatus.QUEUED if deferred else JobStatus.SUCCEEDED,
                     idempotency_key=idempotency_key,
                     actor_id=actor.id[:64],
                     request_hash=request_hash,
+                    payload={"memories": outcome.memory_ids} if deferred else {},
                     result={
                         "document": outcome.document_id,
                         "memories": outcome.memory_ids,
@@ -364,10 +382,26 @@ def document_ingest(
         replay = _replayed(namespace, actor, idempotency_key, request_hash, kind=DOCUMENT)
         if replay is None:
             raise
-        return DocumentOutcome(
-            replay.result["document"], replay.result["memories"], replay.result["tokens"], True
-        )
-    return outcome
+        return _replayed_document(replay)
+    if job is not None and deferred:
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            jobs.document_job_run(job_id=str(job.id))  # no broker: now, in this process
+        else:
+            enqueue_document_job(str(job.id))
+        job.refresh_from_db()
+    return DocumentOutcome(
+        outcome.document_id, outcome.memory_ids, outcome.tokens, job=job if deferred else None
+    )
+
+
+def _replayed_document(job: Job) -> DocumentOutcome:
+    result = job.result
+    deferred = bool(job.payload.get("memories"))
+    if deferred and job.status == JobStatus.QUEUED and not settings.CELERY_TASK_ALWAYS_EAGER:
+        enqueue_document_job(str(job.id))  # a retry of a request whose enqueue was lost
+    return DocumentOutcome(
+        result["document"], result["memories"], result["tokens"], True, job if deferred else None
+    )
 
 
 def _store_document(
@@ -379,9 +413,12 @@ def _store_document(
     size_bytes: int,
     chunks: list[chunking.Chunk],
     keys: KeyCache,
-) -> DocumentOutcome:
+    deferred: bool,
+) -> _StoredDocument:
     # Inside the caller's transaction: the memories, the audit event and the job together.
-    memories = memories_create_bulk(actor=actor, namespace=namespace, items=items, keys=keys)
+    memories = memories_create_bulk(
+        actor=actor, namespace=namespace, items=items, keys=keys, embed=not deferred
+    )
     audit_record(
         actor=actor,
         action="document.ingest",
@@ -389,8 +426,24 @@ def _store_document(
         subject_id=memories[0].subject_id if memories else None,
         object_type="document",
         object_id=str(document_id),
-        details={"chunks": len(chunks), "bytes": size_bytes, "chunk_tokens": size},
+        details={
+            "chunks": len(chunks),
+            "bytes": size_bytes,
+            "chunk_tokens": size,
+            "embedding": "job" if deferred else "inline",
+        },
     )
-    return DocumentOutcome(
-        str(document_id), [str(m.id) for m in memories], [c.tokens for c in chunks]
+    return _StoredDocument(
+        str(document_id),
+        [str(m.id) for m in memories],
+        [c.tokens for c in chunks],
+        memories[0].subject if memories else None,
     )
+
+
+@dataclass(frozen=True)
+class _StoredDocument:
+    document_id: str
+    memory_ids: list[str]
+    tokens: list[int]
+    subject: Subject | None

@@ -21,6 +21,7 @@ from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.memories.models import Subject
 from apps.memories.row_encryption import KeyCache, open_row
+from apps.memories.services import memories_reembed
 from apps.pipeline import extraction
 from apps.pipeline.consolidation import consolidate_and_store
 from apps.pipeline.llm import LlmOutputError, LlmRefused, LlmUnavailable
@@ -33,10 +34,12 @@ from apps.pipeline.models import (
     Session,
 )
 from apps.pipeline.summaries import get_summarizer, session_summary_update
+from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
 
 INGEST = "ingest"
+DOCUMENT = "document"
 
 
 def get_extractor() -> extraction.Extractor:
@@ -195,13 +198,50 @@ def run_ingest_job_inline(job_id: str) -> None:
         retries += 1
 
 
-def stale_ingest_jobs_claim(*, older_than_seconds: int = 600) -> list[str]:
-    """The ingest jobs still queued after a while (a lost enqueue), each claimed for the next
-    `older_than_seconds` by a conditional update, so two requeues never send one job twice."""
+def stale_ingest_jobs_claim(*, older_than_seconds: int = 600, kind: str = INGEST) -> list[str]:
+    """The jobs of `kind` still queued after a while (a lost enqueue), each claimed for the
+    next `older_than_seconds` by a conditional update, so two requeues never send one job
+    twice."""
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
-    stale = Job.objects.filter(kind=INGEST, status=JobStatus.QUEUED, updated_at__lt=cutoff)
+    stale = Job.objects.filter(kind=kind, status=JobStatus.QUEUED, updated_at__lt=cutoff)
     claimed = []
     for job_id in stale.values_list("id", flat=True):
         if Job.objects.filter(pk=job_id, updated_at__lt=cutoff).update(updated_at=timezone.now()):
             claimed.append(str(job_id))
     return claimed
+
+
+def document_job_run(*, job_id: str) -> Job:
+    """Embed the chunks of a document too large to embed in its request, exactly once: a
+    finished job is left as it is; chunks embedded already are not embedded again. When the
+    embedding provider fails the job fails, its chunks staying stored (keyword recall finds
+    them; `reembed` embeds them later)."""
+    job = Job.objects.select_related("namespace").get(pk=job_id)
+    if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        return job
+    actor = Actor.system(f"job:{job.id}")
+    try:
+        embedded = memories_reembed(actor=actor, memory_ids=job.payload.get("memories", []))
+    except ApplicationError as error:
+        job_fail(job_id=job_id, reason=error.message)
+        job.refresh_from_db()
+        return job
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job_id)
+        if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+            return job
+        job.status = JobStatus.SUCCEEDED
+        job.attempts += 1
+        job.result = {**job.result, "embedded": embedded}
+        job.updated_at = timezone.now()
+        job.save()
+        audit_record(
+            actor=actor,
+            action="job.document.succeeded",
+            namespace=job.namespace,
+            subject_id=job.subject_id,
+            object_type="job",
+            object_id=str(job.id),
+            details={"embedded": embedded},
+        )
+    return job

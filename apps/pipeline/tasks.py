@@ -42,13 +42,36 @@ def enqueue_ingest_job(job_id: str) -> None:
         logger.warning("Could not queue job %s; it stays queued for the requeue.", job_id)
 
 
+@shared_task(
+    name="pipeline.run_document_job",
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
+)
+def run_document_job(job_id: str) -> None:
+    """Embed a large document's chunks on a worker. Idempotent: see jobs.document_job_run."""
+    jobs.document_job_run(job_id=job_id)
+
+
+def enqueue_document_job(job_id: str) -> None:
+    """Queue a document job after commit; if the broker cannot take it the job stays queued
+    and a retried request (same Idempotency-Key) sends it again."""
+    try:
+        cast("DjangoTask[[str], None]", run_document_job).delay_on_commit(job_id)
+    except BrokerError:
+        logger.warning("Could not queue job %s; it stays queued.", job_id)
+
+
 @shared_task(name="pipeline.requeue_stale_jobs")
 def requeue_stale_jobs() -> int:
-    """Queue again the ingest jobs whose enqueue was lost (on beat)."""
+    """Queue again the ingest and document jobs whose enqueue was lost (on beat)."""
     claimed = jobs.stale_ingest_jobs_claim()
     for job_id in claimed:
         enqueue_ingest_job(job_id)
-    return len(claimed)
+    documents = jobs.stale_ingest_jobs_claim(kind=jobs.DOCUMENT)
+    for job_id in documents:
+        enqueue_document_job(job_id)
+    return len(claimed) + len(documents)
 
 
 @shared_task(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,18 @@ PARAGRAPHS = [
     " ".join(f"Fact number {n} is about the enzyme line and its customers." for n in range(12)),
 ]
 TEXT = "\n\n".join(PARAGRAPHS)
+# For the API, whose chunks are at least 64 tokens: paragraphs of 38 and 53 tokens, then one
+# of 30 sentences that is cut between them.
+DOCUMENT_PARAGRAPHS = [
+    "Alice grew up in Lyon. She studied chemistry there and loved the river walks along the "
+    "Saone and the Rhone, where she often met her friends from the university on long summer "
+    "evenings.",
+    "Her first job was at a small lab in Porto. The lab made enzymes for bakeries, breweries "
+    "and dairies all over the north of Portugal, and it was there, over three busy years, that "
+    "she learned how to run a team of her own.",
+    " ".join(f"Fact number {n} is about the enzyme line and its customers." for n in range(30)),
+]
+DOCUMENT = "\n\n".join(DOCUMENT_PARAGRAPHS)
 
 
 def count(text: str) -> int:
@@ -53,11 +66,11 @@ def test_a_sentence_longer_than_a_chunk_is_split_between_words() -> None:
 @pytest.mark.django_db
 def test_a_document_becomes_chunk_memories_with_their_position(acme: Tenant) -> None:
     body = {
-        "text": TEXT,
+        "text": DOCUMENT,
         "title": "Alice's career",
         "metadata": {"source": "wiki"},
-        "chunk_tokens": 30,
-        "overlap_tokens": 15,
+        "chunk_tokens": 64,
+        "overlap_tokens": 16,
     }
     response = acme.client.post(acme.url("documents"), body, format="json")
     assert response.status_code == 201, response.json()
@@ -68,7 +81,7 @@ def test_a_document_becomes_chunk_memories_with_their_position(acme: Tenant) -> 
     assert [str(m.id) for m in memories] == result["memories"]
     assert result["chunks"] == len(memories) >= 4
     keys = KeyCache()
-    assert open_memory(keys, memories[0]) == PARAGRAPHS[0]
+    assert open_memory(keys, memories[0]) == DOCUMENT_PARAGRAPHS[0]
     first = memories[0]
     assert first.subject_id is None  # no subject: shared with the namespace
     assert first.kind == "semantic"
@@ -91,6 +104,7 @@ def test_a_document_becomes_chunk_memories_with_their_position(acme: Tenant) -> 
     [
         ({"text": ""}, "text", 400),
         ({"text": "x", "chunk_tokens": 8}, "chunk_tokens", 400),
+        ({"text": "x", "chunk_tokens": 63}, "chunk_tokens", 400),
         ({"text": "x", "chunk_tokens": 100, "overlap_tokens": 60}, "overlap_tokens", 400),
         ({"text": "x", "surprise": True}, "surprise", 400),
         ({"text": "word " * 300_000}, "text", 413),
@@ -123,7 +137,7 @@ def test_documents_follow_the_pii_policy_and_scope(acme: Tenant, globex: Tenant)
 def test_a_retried_document_with_the_same_idempotency_key_stores_nothing_twice(
     acme: Tenant,
 ) -> None:
-    body = {"text": TEXT, "chunk_tokens": 30, "overlap_tokens": 15}
+    body = {"text": DOCUMENT, "chunk_tokens": 64, "overlap_tokens": 16}
     headers = {"HTTP_IDEMPOTENCY_KEY": "doc-1"}
     first = acme.client.post(acme.url("documents"), body, format="json", **headers)
     count = Memory.objects.count()
@@ -137,3 +151,97 @@ def test_a_retried_document_with_the_same_idempotency_key_stores_nothing_twice(
     )
     assert other.status_code == 409
     assert Memory.objects.count() == count
+
+
+# --- Bounds on the work one request makes ----------------------------------------------------
+
+LONG = " ".join(f"Sentence {n} says something about the enzyme line." for n in range(400))
+
+
+@pytest.mark.django_db
+def test_a_document_of_more_chunks_than_the_limit_is_a_413_and_stores_nothing(
+    acme: Tenant, settings: Any
+) -> None:
+    settings.MEMORYHUB_MAX_DOCUMENT_CHUNKS = 5
+    before = Memory.objects.count()
+    response = acme.client.post(
+        acme.url("documents"), {"text": LONG, "chunk_tokens": 64}, format="json"
+    )
+    assert response.status_code == 413, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "too_many_chunks"
+    assert error["details"]["text"]["limit"] == 5
+    assert error["details"]["text"]["chunks"] > 5
+    assert Memory.objects.count() == before
+
+
+@pytest.mark.django_db
+def test_a_large_document_is_stored_at_once_and_embedded_by_a_job(
+    acme: Tenant, settings: Any
+) -> None:
+    settings.MEMORYHUB_DOCUMENT_INLINE_CHUNKS = 3
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # a broker: the job is queued after commit
+    response = acme.client.post(
+        acme.url("documents"), {"text": LONG, "chunk_tokens": 64}, format="json"
+    )
+    assert response.status_code == 202, response.json()
+    result = response.json()
+    assert result["job"]["status"] == "queued"
+    chunks = Memory.objects.filter(id__in=result["memories"])
+    assert chunks.count() == result["chunks"] > 3
+    assert not chunks.filter(embedding__isnull=False).exists()  # stored, not yet embedded
+
+    from apps.pipeline.jobs import document_job_run
+
+    job = document_job_run(job_id=result["job"]["id"])  # what the worker does
+    assert job.status == "succeeded"
+    assert job.result["embedded"] == result["chunks"]
+    assert not chunks.filter(embedding__isnull=True).exists()
+    assert document_job_run(job_id=result["job"]["id"]).result["embedded"] == result["chunks"]
+    job_view = acme.client.get(f"/api/v1/jobs/{result['job']['id']}")
+    assert job_view.json()["status"] == "succeeded"
+
+
+@pytest.mark.django_db
+def test_without_a_broker_a_large_document_is_embedded_before_the_answer(
+    acme: Tenant, settings: Any
+) -> None:
+    settings.MEMORYHUB_DOCUMENT_INLINE_CHUNKS = 3
+    response = acme.client.post(
+        acme.url("documents"), {"text": LONG, "chunk_tokens": 64}, format="json"
+    )
+    assert response.status_code == 201, response.json()
+    assert response.json()["job"]["status"] == "succeeded"
+    chunks = Memory.objects.filter(id__in=response.json()["memories"])
+    assert not chunks.filter(embedding__isnull=True).exists()
+
+
+@pytest.mark.django_db
+def test_a_key_may_send_only_so_many_items_to_embed(acme: Tenant, settings: Any) -> None:
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.MEMORYHUB_API_WORK_RATE = "10/hour"
+    small = acme.client.post(acme.url("documents"), {"text": TEXT}, format="json")
+    assert small.status_code == 201
+    used = small.json()["chunks"]
+    before = Memory.objects.count()
+    refused = acme.client.post(
+        acme.url("documents"), {"text": LONG, "chunk_tokens": 64}, format="json"
+    )
+    assert refused.status_code == 429, refused.json()
+    assert refused.json()["error"]["code"] == "throttled"
+    assert int(refused["Retry-After"]) > 0
+    assert f"{10 - used} are left" in refused.json()["error"]["message"]
+    assert Memory.objects.count() == before  # refused whole: nothing stored
+    # What is left still goes through, one memory at a time, then no more.
+    for _ in range(10 - used):
+        created = acme.client.post(
+            acme.url("memories"), {"subject": "u1", "content": "x"}, format="json"
+        )
+        assert created.status_code == 201
+    over = acme.client.post(acme.url("memories"), {"subject": "u1", "content": "x"}, format="json")
+    assert over.status_code == 429
+    turns = {"subject": "u1", "session": "s", "messages": [{"role": "user", "content": "hi"}]}
+    assert acme.client.post(acme.url("messages"), turns, format="json").status_code == 429
+    cache.clear()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import Any, cast
 
 from django.conf import settings
@@ -114,3 +115,42 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
         if not isinstance(request.auth, ApiKey):
             return None
         return f"throttle:api_key:{request.auth.prefix}"
+
+
+class WorkThrottle(SimpleRateThrottle):
+    """Work per API key, at MEMORYHUB_API_WORK_RATE (e.g. '20000/hour'): the memories, turns
+    and document chunks a key sends to be embedded, counted in the shared cache in fixed
+    windows. A request's whole work is taken or none of it: one that would pass the limit
+    is refused (429, with Retry-After) and counts nothing."""
+
+    scope = "api_key_work"
+
+    def __init__(self) -> None:  # no per-request rate lookup: the setting is the rate
+        self.rate = settings.MEMORYHUB_API_WORK_RATE
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+
+    def take(self, api_key: ApiKey, items: int) -> None:
+        if items <= 0 or self.num_requests is None or self.duration is None:
+            return
+        window = int(time.time() // self.duration)
+        key = f"throttle_work_{api_key.pk}_{window}"
+        cache.add(key, 0, timeout=self.duration)
+        try:
+            used = cache.incr(key, items)
+        except ValueError:  # the window expired between add and incr
+            cache.set(key, items, timeout=self.duration)
+            used = items
+        if used > self.num_requests:
+            cache.decr(key, items)
+            wait = self.duration - time.time() % self.duration
+            raise exceptions.Throttled(
+                wait=wait,
+                detail=f"This key may send {self.num_requests} items to embed per "
+                f"{self.duration} s; this request has {items}, and "
+                f"{max(self.num_requests - used + items, 0)} are left in this window.",
+            )
+
+
+def work_take(request: Request, items: int) -> None:
+    """Count `items` of work against the request's key (see WorkThrottle)."""
+    WorkThrottle().take(request_api_key(request), items)

@@ -13,6 +13,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.accounts.api.authentication import work_take
 from apps.accounts.api.base import NamespacedAPIView
 from apps.accounts.models import Permission
 from apps.memories import selectors, services
@@ -69,6 +70,7 @@ class MemoryListView(NamespacedAPIView):
     def post(self, request: Request, namespace: str) -> Response:
         serializer = MemoryCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        work_take(request, 1)
         data = dict(serializer.validated_data)
         keys = KeyCache()
         memory = services.memory_create(
@@ -100,6 +102,8 @@ class MemoryDetailView(NamespacedAPIView):
         memory = selectors.memory_get(namespace=self.namespace, memory_id=memory_id)
         serializer = MemoryUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        if "content" in serializer.validated_data:
+            work_take(request, 1)  # a new content is embedded again
         keys = KeyCache()
         services.memory_update(
             actor=self.actor, memory=memory, keys=keys, **serializer.validated_data

@@ -149,16 +149,25 @@ def memory_create(
 
 
 def memories_create_bulk(
-    *, actor: Actor, namespace: Namespace, items: list[NewMemory], keys: KeyCache | None = None
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    items: list[NewMemory],
+    keys: KeyCache | None = None,
+    embed: bool = True,
 ) -> list[Memory]:
     """Store many memories in one transaction with batched embedding and one audit event.
 
-    All or nothing: one invalid item refuses the whole batch, naming its index.
+    All or nothing: one invalid item refuses the whole batch, naming its index. With
+    `embed=False` they are stored without vectors (keyword recall finds them at once), for
+    `memories_reembed` to embed later, on a worker.
     """
     if not items:
         return []
     with transaction.atomic():
-        memories = memories_insert(actor=actor, namespace=namespace, items=items, keys=keys)
+        memories = memories_insert(
+            actor=actor, namespace=namespace, items=items, keys=keys, embed=embed
+        )
         audit_record(
             actor=actor,
             action="memory.create_bulk",
@@ -174,7 +183,12 @@ def memories_create_bulk(
 
 
 def memories_insert(
-    *, actor: Actor, namespace: Namespace, items: list[NewMemory], keys: KeyCache | None
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    items: list[NewMemory],
+    keys: KeyCache | None,
+    embed: bool = True,
 ) -> list[Memory]:
     """Store memories (validated, screened, sealed, indexed, embedded, with their first
     versions) inside the caller's transaction, writing no audit event: for services that
@@ -242,7 +256,7 @@ def memories_insert(
         )
         _seal_and_index(keys, memory, item.content)
         memories.append(memory)
-    missing = [i for i, item in enumerate(items) if item.embedding is None]
+    missing = [i for i, item in enumerate(items) if item.embedding is None] if embed else []
     embed_memories([memories[i] for i in missing], [items[i].content for i in missing])
     model = get_provider().name
     for memory, item in zip(memories, items, strict=True):
@@ -404,8 +418,15 @@ def _store_version(
     version.save(force_insert=True)
 
 
-def memories_reembed(*, actor: Actor, batch_size: int = 256, limit: int | None = None) -> int:
-    """Embed every memory whose vector is missing or came from another model, in batches.
+def memories_reembed(
+    *,
+    actor: Actor,
+    batch_size: int = 256,
+    limit: int | None = None,
+    memory_ids: list[str] | None = None,
+) -> int:
+    """Embed every memory (of `memory_ids`, when given) whose vector is missing or came from
+    another model, in batches.
 
     Resumable by construction: each batch commits, and a memory embedded by the current
     provider is never picked again, so an interrupted run continues where it stopped.
@@ -415,10 +436,13 @@ def memories_reembed(*, actor: Actor, batch_size: int = 256, limit: int | None =
     done = 0
     while limit is None or done < limit:
         with transaction.atomic():
+            pending = Memory.objects.exclude(embedding_model=provider.name)
+            if memory_ids is not None:
+                pending = pending.filter(id__in=memory_ids)
             batch = list(
-                Memory.objects.exclude(embedding_model=provider.name)
-                .select_for_update(skip_locked=True)
-                .order_by("pk")[: batch_size if limit is None else min(batch_size, limit - done)]
+                pending.select_for_update(skip_locked=True).order_by("pk")[
+                    : batch_size if limit is None else min(batch_size, limit - done)
+                ]
             )
             if not batch:
                 break

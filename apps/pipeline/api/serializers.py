@@ -56,7 +56,7 @@ class DocumentIngestSerializer(StrictSerializer):
     tags = serializers.ListField(
         child=serializers.CharField(max_length=64), max_length=50, default=list
     )
-    chunk_tokens = serializers.IntegerField(min_value=16, max_value=2000, required=False)
+    chunk_tokens = serializers.IntegerField(min_value=64, max_value=2000, required=False)
     overlap_tokens = serializers.IntegerField(min_value=0, max_value=1000, required=False)
 
 
@@ -65,3 +65,7 @@ class DocumentIngestResultSerializer(serializers.Serializer):
     chunks = serializers.IntegerField()
     memories = serializers.ListField(child=serializers.UUIDField())
     tokens = serializers.ListField(child=serializers.IntegerField())
+    job = JobSerializer(
+        allow_null=True,
+        help_text="The job embedding the chunks of a large document (null: embedded already).",
+    )

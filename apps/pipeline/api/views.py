@@ -13,6 +13,7 @@ from apps.accounts.api.authentication import (
     ApiKeyAuthentication,
     ApiKeyRateThrottle,
     request_api_key,
+    work_take,
 )
 from apps.accounts.api.base import NamespacedAPIView, deny_permission
 from apps.accounts.models import Permission
@@ -29,6 +30,7 @@ from memoryhub.api.serializers import error_responses
 from memoryhub.exceptions import ApplicationError
 
 READ, WRITE = Permission.MEMORIES_READ, Permission.MEMORIES_WRITE
+DONE = (JobStatus.SUCCEEDED, JobStatus.FAILED)
 
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
@@ -65,6 +67,7 @@ class MessagesView(NamespacedAPIView):
         messages = request.data.get("messages") if isinstance(request.data, dict) else None
         if isinstance(messages, list):
             ingestion.check_message_count(len(messages))
+            work_take(request, len(messages))
         serializer = MessagesIngestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -87,7 +90,7 @@ class MessagesView(NamespacedAPIView):
             idempotency_key=key,
             request_body=request.data,
         )
-        done = job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)
+        done = job.status in DONE
         response = Response(
             JobSerializer(job).data,
             status=status.HTTP_201_CREATED if done else status.HTTP_202_ACCEPTED,
@@ -123,6 +126,7 @@ class DocumentsView(NamespacedAPIView):
         parameters=[IDEMPOTENCY_PARAMETER],
         responses={
             201: DocumentIngestResultSerializer,
+            202: DocumentIngestResultSerializer,
             **error_responses(400, 401, 403, 404, 409, 413, 422, 429),
         },
     )
@@ -142,15 +146,19 @@ class DocumentsView(NamespacedAPIView):
             overlap_tokens=data.get("overlap_tokens"),
             idempotency_key=idempotency_key(request),
             request_body=request.data,
+            take_work=lambda chunks: work_take(request, chunks),
         )
         body = {
             "document": outcome.document_id,
             "chunks": len(outcome.memory_ids),
             "memories": outcome.memory_ids,
             "tokens": outcome.tokens,
+            "job": outcome.job,
         }
+        pending = outcome.job is not None and outcome.job.status not in DONE
         response = Response(
-            DocumentIngestResultSerializer(body).data, status=status.HTTP_201_CREATED
+            DocumentIngestResultSerializer(body).data,
+            status=status.HTTP_202_ACCEPTED if pending else status.HTTP_201_CREATED,
         )
         if outcome.replayed:
             response["Idempotent-Replayed"] = "true"
