@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rest_framework import exceptions
@@ -31,8 +32,9 @@ class BoundedJSONParser(JSONParser):
 
 
 def json_problem(value: Any) -> str:
-    """What makes a parsed JSON value unstorable ('' when nothing): too deep, or a string
-    (key or value) that is not valid Unicode. Walks without recursion."""
+    """What makes a parsed JSON value unstorable ('' when nothing): too deep, a string (key
+    or value) that is not valid Unicode, or a number too large for a float ("1e999" parses
+    as infinity, which JSON cannot hold). Walks without recursion."""
     pending = [(value, 1)]
     while pending:
         item, depth = pending.pop()
@@ -40,6 +42,8 @@ def json_problem(value: Any) -> str:
             if not _is_unicode(item):
                 return "text with a lone surrogate (not valid Unicode)"
             continue
+        if isinstance(item, float) and not math.isfinite(item):
+            return "a number too large to represent"
         if not isinstance(item, dict | list):
             continue
         if depth > MAX_DEPTH:

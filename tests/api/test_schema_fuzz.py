@@ -166,6 +166,23 @@ def _api_operations(schema: Any) -> list[Any]:
     return operations
 
 
+def _nothing_can_be_invalid(operation: Any) -> bool:
+    """No body, no query, cookie or header parameter but the `Authorization` the fuzzer sets,
+    and only free-form string path parameters (the namespace fixed, the ids any string): no
+    schema-violating request to the operation exists."""
+    headers = [header for header in operation.headers if header.name != "Authorization"]
+    if any(map(len, (operation.body, operation.query, operation.cookies, headers))):
+        return False
+    return all(
+        parameter.definition.get("schema") == {"type": "string"}
+        for parameter in operation.path_parameters
+    )
+
+
+def _without_negative_cases(operations: list[Any]) -> set[str]:
+    return {operation.label for operation in operations if _nothing_can_be_invalid(operation)}
+
+
 def _is_destructive(operation: Any) -> bool:
     return operation.method.upper() == "DELETE" or operation.path.endswith("/erase")
 
@@ -229,8 +246,8 @@ def _fuzz_operation(
         try:
             _fuzz_mode(operation, mode, choices, raw_key, seeded, outcome, extra_check)
         except Unsatisfiable:
-            # Nothing in the request can be made schema-invalid (the only inputs are free-form
-            # string ids in the path): there are no negative cases to send.
+            # No negative case could be made: right only when nothing in the request can be
+            # schema-invalid (the tests compare these with `_without_negative_cases`).
             if mode is POSITIVE:
                 raise
             outcome.no_negative_cases.add(operation.label)
@@ -297,6 +314,8 @@ def test_every_operation_conforms_to_the_schema_for_each_tenant(
     for operation in operations:
         statuses = outcome.by_operation[f"{operation.label} [{POSITIVE.value}]"]
         assert any(200 <= status < 300 for status in statuses), (operation.label, statuses)
+    # Schema-violating requests were sent to every operation that can receive one.
+    assert outcome.no_negative_cases == _without_negative_cases(operations)
     assert not outcome.failures, f"{len(outcome.failures)} failure(s):\n\n{outcome.report()}"
 
 
@@ -337,6 +356,7 @@ def test_a_key_never_reaches_another_tenants_namespace(
 
     assert outcome.requests >= len(operations) * 2 * MAX_EXAMPLES
     assert set(outcome.statuses) <= {400, 401, 403, 404}, outcome.statuses
+    assert outcome.no_negative_cases == _without_negative_cases(operations)
     assert not outcome.failures, f"{len(outcome.failures)} failure(s):\n\n{outcome.report()}"
     for name, victim in seeded.items():
         after = state(victim.tenant.namespace)

@@ -4,7 +4,7 @@ recount; placement; dropped items and their reasons."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from apps.context.assembly import (
@@ -54,6 +54,13 @@ section_contents = st.lists(st.tuples(texts, st.floats(0, 1)), max_size=12)
     placement=st.sampled_from(["edges", "ranked"]),
     encoding=st.sampled_from(["o200k_base", "cl100k_base"]),
 )
+@example(  # a request with room for everything: the assembled branch runs on every run
+    system="You are kind.", query="What now?",
+    contents={PROCEDURAL: [("Be brief.", 0.5)], TURNS: [("Hi", 0.0), ("Hello", 0.0)],
+              MEMORIES: [("Likes tea", 0.9), ("Lives in Lyon", 0.4)], SHARED: [("Open 9-5", 0.3)]},
+    summary="They talked about tea.", budget=2000, caps={}, placement="edges",
+    encoding="o200k_base",
+)  # fmt: skip
 def test_the_total_never_exceeds_the_budget_and_is_an_exact_recount(
     system, query, contents, summary, budget, caps, placement, encoding
 ) -> None:
@@ -62,6 +69,9 @@ def test_the_total_never_exceeds_the_budget_and_is_an_exact_recount(
     candidates[SUMMARY] = [Item("summary", summary, 1.0)] if summary else []
     priorities = {PROCEDURAL: 90, TURNS: 80, MEMORIES: 70, SUMMARY: 60, SHARED: 50}
     specs = {name: SectionSpec(p, caps.get(name)) for name, p in priorities.items()}
+    # The system prompt and the query alone: refused exactly when they do not fit.
+    system_message = [{"role": "system", "content": system.strip()}] if system.strip() else []
+    required = message_tokens([*system_message, {"role": "user", "content": query}], tokenizer)
     try:
         result = assemble(
             system_prompt=system, query=query, candidates=candidates, budget=budget,
@@ -70,7 +80,9 @@ def test_the_total_never_exceeds_the_budget_and_is_an_exact_recount(
     except BudgetTooSmall as error:
         too_small = error
         assert too_small.required > budget
+        assert too_small.required == required
         return
+    assert required <= budget
     assert result.total_tokens <= budget
     assert result.total_tokens == message_tokens(result.messages, tokenizer)
     # Every candidate is either kept or reported dropped, exactly once.
@@ -101,6 +113,9 @@ def test_items_that_do_not_fit_are_dropped_whole_lowest_value_first_with_reasons
     )  # fmt: skip
     kept_memories = [i.key for s in result.sections if s.name == MEMORIES for i in s.items]
     dropped_memories = [d.key for d in result.dropped if d.section == MEMORIES]
+    # Some of each, else the comparison below would hold vacuously.
+    assert kept_memories
+    assert dropped_memories
     assert all(int(k) > int(d) for k in kept_memories for d in dropped_memories)
     assert {d.reason for d in result.dropped if d.section == MEMORIES} == {"budget"}
     # Turns: the newest that fit the section cap, in order; older ones dropped for the cap.

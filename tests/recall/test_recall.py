@@ -114,7 +114,14 @@ def test_filters_narrow_the_results(acme: Tenant) -> None:
 
     assert texts(kinds=["procedural"]) == {"Always book aisle seats on trips"}
     assert texts(tags=["travel"]) == {"Trip to Rome with the family"}
-    assert texts(since=datetime(2024, 1, 1, tzinfo=UTC)) >= {"Trip to Oslo for work"}
+    # Unfiltered, all three are recalled; `since` leaves out the 2023 trip and keeps the 2024
+    # one and the undated rule (dated by its creation, today).
+    assert texts() == {
+        "Trip to Rome with the family", "Trip to Oslo for work", "Always book aisle seats on trips",
+    }  # fmt: skip
+    assert texts(since=datetime(2024, 1, 1, tzinfo=UTC)) == {
+        "Trip to Oslo for work", "Always book aisle seats on trips",
+    }  # fmt: skip
     assert "Trip to Oslo for work" not in texts(until=datetime(2024, 1, 1, tzinfo=UTC))
     assert texts(metadata={"channel": "email"}) == {"Trip to Oslo for work"}
 

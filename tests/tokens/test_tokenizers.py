@@ -99,7 +99,13 @@ def test_estimates_are_labelled_and_a_missing_file_falls_back_to_one() -> None:
     missing = tokenizer_for("hf:/nonexistent/tokenizer.json")
     assert isinstance(missing, ByteEstimate)
     assert not missing.exact
-    assert AnthropicEstimate().count(CORPUS[0]) >= count_tokens(CORPUS[0], "cl100k_base")
+
+
+def test_the_anthropic_estimate_is_cl100k_plus_15_percent_rounded_up() -> None:
+    # As documented (README, token counting): `cl100k_base` + 15%, never rounded down.
+    for text in [*CORPUS, " ".join(CORPUS * 5)]:
+        cl100k = count_tokens(text, "cl100k_base")
+        assert AnthropicEstimate().count(text) == -(-cl100k * 115 // 100), (cl100k, text)
 
 
 def test_chat_messages_cost_their_framing_as_openai_counts_it() -> None:
