@@ -90,15 +90,6 @@ ENDPOINTS = [
 ]
 
 
-@pytest.fixture
-def memory_id(acme: Tenant) -> str:
-    response = acme.client.post(
-        acme.url("memories"), {"subject": "u1", "content": "Likes tea"}, format="json"
-    )
-    assert response.status_code == 201
-    return str(response.json()["id"])
-
-
 def assert_answered(response: Any) -> None:
     assert response.status_code < 500, response.content[:300]
     if response.status_code >= 400:

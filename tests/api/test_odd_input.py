@@ -34,15 +34,6 @@ def send(tenant: Tenant, method: str, path: str, raw: str) -> Any:
     return tenant.client.generic(method, tenant.url(path), raw, content_type="application/json")
 
 
-@pytest.fixture
-def memory_id(acme: Tenant) -> str:
-    response = acme.client.post(
-        acme.url("memories"), {"subject": "u1", "content": "Likes tea"}, format="json"
-    )
-    assert response.status_code == 201
-    return str(response.json()["id"])
-
-
 # Surrogates are written as JSON escapes: a lone one is valid JSON, and invalid Unicode.
 SURROGATE_BODIES = [
     ("POST", "memories", '{"subject": "u", "content": "x", "metadata": {"\\ud800": 1}}'),
