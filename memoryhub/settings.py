@@ -432,6 +432,22 @@ if _extra_models:
         MEMORYHUB_MODELS.update(json.loads(_extra_models))
     except (ValueError, TypeError) as error:
         raise ImproperlyConfigured(f"MEMORYHUB_EXTRA_MODELS is not JSON: {error}") from None
+    for _name, _entry in MEMORYHUB_MODELS.items():
+        # Checked here, not on the first context request: a bad entry would fail them all.
+        try:
+            _valid = (
+                isinstance(_entry, dict)
+                and isinstance(_entry["tokenizer"], str)
+                and int(_entry["context_window"]) > 0
+                and float(_entry["input_usd_per_mtok"]) >= 0
+            )
+        except (KeyError, TypeError, ValueError):
+            _valid = False
+        if not _valid:
+            raise ImproperlyConfigured(
+                f"MEMORYHUB_EXTRA_MODELS: model {_name!r} needs a tokenizer (text), a "
+                "context_window (a positive integer) and an input_usd_per_mtok (a number)."
+            )
 # env_str returns its default when unset, so never None here.
 MEMORYHUB_DEFAULT_MODEL = cast(str, env_str("MEMORYHUB_DEFAULT_MODEL", "gpt-4o"))
 

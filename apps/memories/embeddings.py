@@ -320,6 +320,10 @@ class OnnxEncoder:
         return vectors
 
 
+# Answers that say "later": the request is sent again, with backoff.
+RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
 class OpenAICompatibleProvider:
     """Any `/v1/embeddings` endpoint (OpenAI, Ollama, vLLM, TEI), batched, with retries."""
 
@@ -345,6 +349,8 @@ class OpenAICompatibleProvider:
         self._client = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, headers=headers)
 
     def _post(self, batch: list[str]) -> list[list[float]]:
+        """One batch's vectors, in input order. A busy or failing endpoint (429, 5xx, no
+        connection) is asked again with backoff, `retries` times; a refusal is not."""
         import httpx
 
         delay = 0.5
@@ -353,11 +359,14 @@ class OpenAICompatibleProvider:
                 response = self._client.post(
                     "/v1/embeddings", json={"model": self.model, "input": batch}
                 )
-                if response.status_code in (429, 500, 502, 503, 504) and attempt < self.retries:
+                if response.status_code in RETRYABLE_STATUSES:
                     raise httpx.HTTPStatusError(
                         "retryable", request=response.request, response=response
                     )
-                response.raise_for_status()
+                if response.is_error:  # refused (a bad key, a bad request): asking again won't do
+                    raise EmbeddingError(
+                        f"The embedding endpoint refused the request ({response.status_code})."
+                    )
                 data = sorted(response.json()["data"], key=lambda item: item["index"])
                 if len(data) != len(batch):
                     raise EmbeddingError(

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.audit.actors import Actor
+from apps.audit.models import Outcome
 from apps.audit.services import audit_record
 from apps.memories.models import Subject
 from apps.memories.row_encryption import KeyCache, open_row
@@ -156,7 +157,7 @@ def job_fail(*, job_id: str, reason: str, rejected: bool = False) -> None:
             subject_id=job.subject_id,
             object_type="job",
             object_id=str(job.id),
-            outcome="failure",
+            outcome=Outcome.FAILED,
             details={"kind": job.kind, "reason": reason[:200]},
         )
 

@@ -5,15 +5,24 @@ Transactional: the indexes are built CONCURRENTLY, which cannot run in a transac
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Iterator
 
 import pytest
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from apps.audit.actors import Actor
-from apps.memories.models import Subject
-from apps.memories.services import NewMemory, memories_create_bulk, subject_erase
+from apps.memories.models import Memory, Subject
+from apps.memories.services import (
+    NewMemory,
+    memories_create_bulk,
+    memory_archive,
+    memory_delete,
+    subject_erase,
+)
 from apps.recall import search as recall_module
 from apps.recall import subject_indexes
 from tests.conftest import Tenant
@@ -102,3 +111,97 @@ def test_only_the_largest_subjects_get_one_and_never_inside_a_transaction(
     assert subject_indexes.refresh().created == [subject_indexes.index_name(large.pk)]
     with transaction.atomic(), pytest.raises(RuntimeError):
         subject_indexes.refresh()
+
+
+# --- a subject that shrinks loses its index (below half the minimum, not before) ------------
+
+
+def _grown(tenant: Tenant, settings, count: int = 12) -> tuple[Subject, str]:
+    """A subject of `count` memories with its index made, at a minimum of 10."""
+    settings.MEMORYHUB_SUBJECT_INDEX_MIN = 10
+    subject = _write(tenant, "shrinking", count)
+    name = subject_indexes.index_name(subject.pk)
+    assert subject_indexes.refresh().created == [name]
+    return subject, name
+
+
+def _delete(subject: Subject, count: int) -> None:
+    for memory in Memory.objects.filter(subject=subject).order_by("created_at")[:count]:
+        memory_delete(actor=ACTOR, memory=memory)
+
+
+def test_a_subject_that_shrinks_below_half_the_minimum_loses_its_index(
+    acme: Tenant, settings
+) -> None:
+    subject, name = _grown(acme, settings)
+    _delete(subject, 8)  # 4 left, under 10 // 2
+    outcome = subject_indexes.refresh()
+    assert (outcome.created, outcome.dropped, outcome.kept) == ([], [name], [])
+    assert _indexes() == []
+    again = subject_indexes.refresh()
+    assert (again.created, again.dropped, again.kept) == ([], [], [])
+
+
+def test_a_subject_that_keeps_half_the_minimum_keeps_its_index(acme: Tenant, settings) -> None:
+    subject, name = _grown(acme, settings)
+    _delete(subject, 7)  # 5 left: half of 10, not below it
+    outcome = subject_indexes.refresh()
+    assert (outcome.created, outcome.dropped, outcome.kept) == ([], [], [name])
+    assert _indexes() == [name]
+
+
+def test_archived_memories_no_longer_count_for_a_subjects_index(acme: Tenant, settings) -> None:
+    subject, name = _grown(acme, settings)
+    for memory in Memory.objects.filter(subject=subject)[:8]:
+        memory_archive(actor=ACTOR, memory=memory)
+    assert subject_indexes.refresh().dropped == [name]
+    assert _indexes() == []
+
+
+def test_a_dry_run_reports_the_drop_and_keeps_the_index(acme: Tenant, settings) -> None:
+    subject, name = _grown(acme, settings)
+    _delete(subject, 8)
+    assert subject_indexes.refresh(dry_run=True).dropped == [name]
+    assert _indexes() == [name]
+    assert subject_indexes.refresh().dropped == [name]
+    assert _indexes() == []
+
+
+def test_raising_the_minimum_drops_an_index_the_subject_no_longer_earns(
+    acme: Tenant, settings
+) -> None:
+    _, name = _grown(acme, settings)
+    settings.MEMORYHUB_SUBJECT_INDEX_MIN = 30  # 12 memories: under 30 // 2
+    assert subject_indexes.refresh().dropped == [name]
+    assert _indexes() == []
+
+
+# --- manage.py subject_indexes [--dry-run] --------------------------------------------------
+
+
+def _command(*args: str) -> dict:
+    out = io.StringIO()
+    call_command("subject_indexes", *args, stdout=out)
+    return json.loads(out.getvalue())
+
+
+def test_the_command_previews_with_dry_run_then_creates_printing_json(
+    acme: Tenant, settings
+) -> None:
+    settings.MEMORYHUB_SUBJECT_INDEX_MIN = 10
+    name = subject_indexes.index_name(_write(acme, "big", 12).pk)
+    _write(acme, "small", 3)
+    preview = _command("--dry-run")
+    assert (preview["created"], preview["dropped"], preview["kept"]) == ([name], [], [])
+    assert _indexes() == []
+    made = _command()
+    assert (made["created"], made["dropped"], made["kept"]) == ([name], [], [])
+    assert _indexes() == [name]
+    assert _command("--dry-run")["kept"] == [name]
+
+
+def test_the_command_previews_a_drop_without_dropping(acme: Tenant, settings) -> None:
+    subject, name = _grown(acme, settings)
+    _delete(subject, 8)
+    assert _command("--dry-run")["dropped"] == [name]
+    assert _indexes() == [name]
