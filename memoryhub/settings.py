@@ -432,6 +432,7 @@ if _extra_models:
         MEMORYHUB_MODELS.update(json.loads(_extra_models))
     except (ValueError, TypeError) as error:
         raise ImproperlyConfigured(f"MEMORYHUB_EXTRA_MODELS is not JSON: {error}") from None
+    _entry: Any
     for _name, _entry in MEMORYHUB_MODELS.items():
         # Checked here, not on the first context request: a bad entry would fail them all.
         try:
