@@ -197,6 +197,11 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "apps.accounts.views.locked_out"
 AXES_VERBOSE = False
+AXES_CLIENT_IP_CALLABLE = "memoryhub.client_address.client_address"
+# Behind reverse proxies (a TLS terminator, a load balancer): how many, each appending to
+# X-Forwarded-For. 0 trusts REMOTE_ADDR alone. Per-address limits and the audit log's `ip`
+# use the address this yields (memoryhub/client_address.py).
+MEMORYHUB_TRUSTED_PROXIES = env_int("MEMORYHUB_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "namespaces:overview"
 LOGOUT_REDIRECT_URL = "accounts:login"

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from apps.audit.models import ActorType
+from memoryhub.client_address import client_address
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -69,5 +70,5 @@ def _request_fields(request: Any) -> dict[str, Any]:
         return {}
     return {
         "request_id": getattr(request, "request_id", "") or "",
-        "ip": request.META.get("REMOTE_ADDR") or None,
+        "ip": client_address(request),
     }

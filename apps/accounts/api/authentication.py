@@ -18,6 +18,7 @@ from apps.accounts.selectors import api_key_for_raw, api_key_prefix_of
 from apps.accounts.services import KEY_PREFIX, api_key_touch
 from apps.audit.actors import Actor
 from apps.audit.services import audit_denied
+from memoryhub.client_address import client_address
 
 # A raw key anywhere in the path, or a credential-looking query parameter: a key in a URL
 # ends up in logs and browser history, so such requests are refused outright.
@@ -36,7 +37,7 @@ _CREDENTIAL_PARAMS = {
 def _refuse(request: Request, *, reason: str, claimed_id: str = "") -> None:
     """Count a failed attempt per client address; audit it unless the address is over its
     limit, in which case the answer is 429 and nothing is written (no audit-log flooding)."""
-    address = request.META.get("REMOTE_ADDR") or "unknown"
+    address = client_address(request) or "unknown"
     key = f"authfail:{address}"
     cache.add(key, 0, timeout=60)
     try:
