@@ -34,9 +34,10 @@ def no_store_middleware(
 
     def middleware(request: HttpRequest) -> HttpResponse:
         response = get_response(request)
+        if response.has_header("Cache-Control"):
+            return response  # the view said (never_cache, or a deliberate policy)
         user = getattr(request, "user", None)
-        private = request.path.startswith("/api/") or bool(user and user.is_authenticated)
-        if private and not response.has_header("Cache-Control"):
+        if request.path.startswith("/api/") or (user is not None and user.is_authenticated):
             add_never_cache_headers(response)
         return response
 
