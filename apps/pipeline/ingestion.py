@@ -104,8 +104,11 @@ def messages_ingest(
     extract: bool = True,
     idempotency_key: str = "",
     request_body: Any = None,
+    take_work: Callable[[int], None] | None = None,
 ) -> tuple[Job, bool]:
-    """Store a batch of turns and queue their extraction. Returns (job, replayed): a retry
+    """Store a batch of turns and queue their extraction. `take_work(turns)` is called once
+    the request is known not to be a retry, before anything is stored, and may refuse (the
+    caller's work quota). Returns (job, replayed): a retry
     with the same Idempotency-Key and body returns the first request's job and stores
     nothing; the same key with another body is refused (409)."""
     check_message_count(len(messages))
@@ -124,6 +127,8 @@ def messages_ingest(
         if replay is not None:
             _requeue_if_stuck(replay)
             return replay, True
+    if take_work is not None:
+        take_work(len(messages))
     screened = _screen(namespace, [m.content for m in messages])
     # A name is text from the app as well: the same policy applies (redacted, or refused).
     names = [

@@ -245,3 +245,30 @@ def test_a_key_may_send_only_so_many_items_to_embed(acme: Tenant, settings: Any)
     turns = {"subject": "u1", "session": "s", "messages": [{"role": "user", "content": "hi"}]}
     assert acme.client.post(acme.url("messages"), turns, format="json").status_code == 429
     cache.clear()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["messages", "documents"])
+def test_a_retry_with_the_same_idempotency_key_is_not_counted_again(
+    acme: Tenant, settings: Any, path: str
+) -> None:
+    from django.core.cache import cache
+
+    cache.clear()
+    # Exactly the first request's work: 3 turns, or the one chunk of a short text.
+    settings.MEMORYHUB_API_WORK_RATE = "3/hour" if path == "messages" else "1/hour"
+    body = (
+        {"subject": "u1", "session": "s", "messages": [{"role": "user", "content": "hi"}] * 3}
+        if path == "messages"
+        else {"text": "One. Two. Three."}
+    )
+    headers = {"HTTP_IDEMPOTENCY_KEY": f"retry-{path}"}
+    first = acme.client.post(acme.url(path), body, format="json", **headers)
+    assert first.status_code in (201, 202), first.json()
+    for _ in range(3):  # the client did not hear the answer and sends it again
+        again = acme.client.post(acme.url(path), body, format="json", **headers)
+        assert again.status_code in (201, 202), again.json()
+        assert again["Idempotent-Replayed"] == "true"
+    other = acme.client.post(acme.url(path), body, format="json")  # new work: over the quota
+    assert other.status_code == 429
+    cache.clear()

@@ -67,7 +67,6 @@ class MessagesView(NamespacedAPIView):
         messages = request.data.get("messages") if isinstance(request.data, dict) else None
         if isinstance(messages, list):
             ingestion.check_message_count(len(messages))
-            work_take(request, len(messages))
         serializer = MessagesIngestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -89,6 +88,7 @@ class MessagesView(NamespacedAPIView):
             extract=data["extract"],
             idempotency_key=key,
             request_body=request.data,
+            take_work=lambda turns: work_take(request, turns),
         )
         done = job.status in DONE
         response = Response(
