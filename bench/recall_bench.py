@@ -4,6 +4,7 @@
                                            [--queries 200] [--explain] [--quiet-wait 300]
                                            [--torch-threads N] [--restore-indexes]
                                            [--keep | --reuse SLUG] [--no-subject-indexes]
+                                           [--row-security]
 
 Goal (server-side, query embedding included, 2 cores): recall p95 <= 25 ms with 100k memories
 in the namespace over 1,000 subjects (layout A: ~100 memories per subject) and with one
@@ -37,6 +38,10 @@ much CPU other processes took during the timing, and the figures are repeated ov
 first waits up to S seconds for the machine to calm down. `--torch-threads N` sets torch's
 thread count for the timed queries.
 
+`--row-security` adds a walled twin of each layout ("A+wall", "B+wall"): the same recalls, each
+in a transaction behind the namespace's row-level security wall (memoryhub/row_security.py),
+as the API runs them; the unwalled layouts are its baseline in the same loop.
+
 The namespace is deleted at the end, also on failure (audit events stay: append-only), and
 the indexes exist again when the script ends. After a hard kill, `--restore-indexes`
 recreates any missing index of the memory table from the model's definitions.
@@ -59,7 +64,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -86,6 +91,7 @@ from apps.namespaces.models import Namespace  # noqa: E402
 from apps.namespaces.services import namespace_create, namespace_delete  # noqa: E402
 from apps.recall import subject_indexes  # noqa: E402
 from apps.recall.search import VECTOR_CANDIDATES, recall_memories  # noqa: E402
+from memoryhub.row_security import namespace_wall  # noqa: E402
 
 GOAL_P95_MS = 25.0
 K = 10
@@ -977,7 +983,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
         rng = random.Random(args.seed + 1)
 
         def draw(layout: str) -> tuple[str, str, int]:
-            subject = data.big if layout == "B" else rng.choice(data.subjects)
+            subject = data.big if layout.startswith("B") else rng.choice(data.subjects)
             row = rng.choice(by_subject[subject])
             return subject, make_query(data.items[row].core, rng), row
 
@@ -985,6 +991,9 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
         layouts = {"A": Layout("A", f"A: 1 of {args.subjects} subjects (~{per_subject} each)")}
         if data.big:
             layouts["B"] = Layout("B", f"B: the subject with {args.big}")
+        if args.row_security:
+            for name in list(layouts):
+                layouts[f"{name}+wall"] = Layout(f"{name}+wall", f"{name} behind the RLS wall")
 
         if args.torch_threads > 0:
             import torch
@@ -1011,13 +1020,15 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
                     timer.reset()
                     before = meter.snapshot()
                     started = time.perf_counter()
-                    outcome = recall_memories(
-                        actor=ACTOR,
-                        namespace=namespace,
-                        subject_external_id=subject_external_id,
-                        query=query,
-                        k=K,
-                    )
+                    walled = namespace.pk if name.endswith("+wall") else None
+                    with namespace_wall(walled) if walled else nullcontext():
+                        outcome = recall_memories(
+                            actor=ACTOR,
+                            namespace=namespace,
+                            subject_external_id=subject_external_id,
+                            query=query,
+                            k=K,
+                        )
                     wall = (time.perf_counter() - started) * 1000
                     db = {kind: ms for kind, ms in timer.times.items() if kind.startswith("db:")}
                     candidates_seen = sum(
@@ -1259,6 +1270,11 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the loaded namespace")
     parser.add_argument("--reuse", metavar="SLUG", help="time against a kept namespace")
     parser.add_argument("--drop", action="store_true", help="with --reuse: delete it at the end")
+    parser.add_argument(
+        "--row-security",
+        action="store_true",
+        help="also time each layout behind the row-level security wall, as the API runs",
+    )
     parser.add_argument(
         "--no-subject-indexes",
         action="store_true",

@@ -161,6 +161,9 @@ _database_options["options"] = " ".join(
     filter(None, [HNSW_SEARCH_OPTIONS, _database_options.get("options")])
 )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Row-level security (memoryhub/row_security.py): each namespaced request's transaction runs
+# as the role memoryhub_tenant, which the database lets see only that namespace's rows.
+MEMORYHUB_ROW_SECURITY = env_bool("MEMORYHUB_ROW_SECURITY", True)
 
 # The cache holds the API's throttle counts (and recall's population statistics): shared by
 # every web process when it is Redis. CACHE_URL chooses it; without it a Redis task broker is

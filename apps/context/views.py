@@ -29,6 +29,7 @@ from apps.context.services import (
 )
 from apps.namespaces.selectors import namespace_for_user, namespaces_for_user
 from memoryhub.exceptions import ApplicationError
+from memoryhub.row_security import namespace_wall
 
 SECTION_LABELS = {
     "system": "System prompt",
@@ -90,19 +91,21 @@ def _assemble(request: PlaygroundRequest, data: dict[str, Any], context: dict[st
     try:
         namespace = namespace_for_user(request.user, data["namespace"])
         for strategy in STRATEGIES if data["compare"] else (data["strategy"],):
-            result = context_assemble(
-                actor=actor,
-                namespace=namespace,
-                spec=ContextRequest.from_data(data, strategy=strategy),
-                purpose="playground",
-                include_text=True,
-            )
+            with namespace_wall(namespace.pk):
+                result = context_assemble(
+                    actor=actor,
+                    namespace=namespace,
+                    spec=ContextRequest.from_data(data, strategy=strategy),
+                    purpose="playground",
+                    include_text=True,
+                )
             context["results"].append(_for_display(result))
         if "save" in request.POST:
             config = {key: value for key, value in data.items() if value not in (None, "")}
-            saved = playground_config_save(
-                actor=actor, user=request.user, namespace=namespace, config=config
-            )
+            with namespace_wall(namespace.pk):
+                saved = playground_config_save(
+                    actor=actor, user=request.user, namespace=namespace, config=config
+                )
             context["share_url"] = request.build_absolute_uri(
                 f"{reverse('context:playground')}?saved={saved.id}"
             )

@@ -7,6 +7,7 @@ from typing import Any, ClassVar, NoReturn
 from rest_framework import exceptions
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.api.authentication import (
@@ -20,6 +21,7 @@ from apps.audit.actors import Actor
 from apps.audit.services import audit_denied
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import NotFound
+from memoryhub.row_security import NamespaceWall, namespace_wall
 
 
 def deny_permission(
@@ -44,6 +46,13 @@ class NamespacedAPIView(APIView):
     namespace: Namespace
     api_key: ApiKey
     actor: Actor
+    wall: NamespaceWall
+
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Response:
+        """One transaction a request, walled to its namespace once that is resolved
+        (memoryhub/row_security.py): the database's own check behind every selector."""
+        with namespace_wall() as self.wall:
+            return super().dispatch(request, *args, **kwargs)
 
     def check_permissions(self, request: Request) -> None:
         super().check_permissions(request)  # authenticated at all
@@ -62,6 +71,7 @@ class NamespacedAPIView(APIView):
         needed = self.required_permissions.get(request.method or "", None)
         if needed is None or not self.api_key.has_permission(needed):
             deny_permission(self.actor, self.audit_action(request), self.namespace, needed)
+        self.wall.enter(self.namespace.pk)
 
     def check_throttles(self, request: Request) -> None:
         """Done in check_permissions already (DRF would throttle only after permissions)."""
