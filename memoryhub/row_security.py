@@ -24,6 +24,7 @@ from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import connections, transaction
+from django.db.backends.utils import CursorWrapper
 
 TENANT_ROLE = "memoryhub_tenant"
 SETTING = "memoryhub.namespace_id"
@@ -105,6 +106,7 @@ class NamespaceWall:
             cursor.execute(f"SET LOCAL ROLE {TENANT_ROLE}")
         self._before = (user, setting or "")
         self.namespace_id = namespace_id
+        connections[self.using].memoryhub_walled = namespace_id  # type: ignore[attr-defined]
 
     def leave(self) -> None:
         """Back to the role and setting from before `enter`, for the rest of the transaction
@@ -118,6 +120,7 @@ class NamespaceWall:
             cursor.execute("SELECT set_config(%s, %s, true)", [SETTING, setting])
         self._before = None
         self.namespace_id = None
+        connections[self.using].memoryhub_walled = None  # type: ignore[attr-defined]
 
 
 @contextmanager
@@ -130,5 +133,32 @@ def namespace_wall(
         wall = NamespaceWall(using)
         if namespace_id is not None:
             wall.enter(namespace_id)
-        yield wall
+        try:
+            yield wall
+        except BaseException:
+            # The block rolls back, and PostgreSQL with it undoes the wall's SET LOCALs.
+            connections[using].memoryhub_walled = None  # type: ignore[attr-defined]
+            raise
         wall.leave()
+
+
+WALL_CONDITION = f"namespace_id = {_CURRENT_NAMESPACE}"
+
+
+@contextmanager
+def owner_statement(cursor: CursorWrapper, using: str = "default") -> Iterator[str]:
+    """Run one vetted statement as the tables' owner inside a walled transaction, yielding
+    the condition that re-imposes the wall in the statement itself ("" when unwalled).
+
+    For the keyword search only: PostgreSQL evaluates a policy before any operator that is
+    not leakproof, and `&&` on integer arrays is not, so behind the wall its GIN index is
+    never used and a large subject's keyword search scans every row of the subject (x8 the
+    time, bench/recall_bench.py --row-security). The statement adds the returned condition to
+    its WHERE clause: the rows it can read are still only the walled namespace's."""
+    walled = getattr(connections[using], "memoryhub_walled", None)
+    if walled is None:
+        yield ""
+        return
+    cursor.execute("SET LOCAL ROLE NONE")
+    yield WALL_CONDITION
+    cursor.execute(f"SET LOCAL ROLE {TENANT_ROLE}")

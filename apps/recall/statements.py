@@ -23,6 +23,7 @@ from apps.memories.fields import vector_literal
 from apps.memories.models import Memory, Status, Subject
 from apps.namespaces.models import Namespace
 from apps.recall import ranking
+from memoryhub import row_security
 
 VECTOR_CANDIDATES = 40
 KEYWORD_CANDIDATES = 100
@@ -176,7 +177,7 @@ def keyword_candidates(
             SELECT id, {tf},
                    {k1} * (1 - {b} + {b} * ({length}) / %(average_length)s::float8) AS norm
             FROM {MEMORY_TABLE}
-            WHERE {where} AND {matching}
+            WHERE {where} AND {matching} {{wall}}
         ),
         -- GROUP BY (): one row, even when every frequency is known (and nothing aggregates)
         counted AS (SELECT {df} FROM keyword GROUP BY ()),
@@ -199,8 +200,8 @@ def keyword_candidates(
     )
     params.update({f"term_{i}": term for i, term in enumerate(distinct)})
     params.update({f"known_{i}": known_frequencies[distinct[i]] for i in known})
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    with connection.cursor() as cursor, row_security.owner_statement(cursor) as wall:
+        cursor.execute(sql.replace("{wall}", f"AND {wall}" if wall else ""), params)
         ids, frequencies = cursor.fetchone()
     return list(ids), list(frequencies)
 

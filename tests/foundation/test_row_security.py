@@ -9,7 +9,7 @@ from django.test import override_settings
 
 from apps.memories import selectors
 from apps.memories.models import Memory, Subject
-from memoryhub.row_security import TENANT_ROLE, namespace_wall
+from memoryhub.row_security import TENANT_ROLE, namespace_wall, owner_statement
 from tests.conftest import Tenant
 
 # Each walled table, with the SQL that counts one namespace's rows of it (%s: its id).
@@ -172,3 +172,37 @@ def test_a_selector_without_its_namespace_filter_still_leaks_nothing(
         assert listed == ours
     else:  # the control: without the wall the sabotage does leak, so the test can fail
         assert listed & theirs
+
+
+@pytest.mark.django_db
+def test_the_keyword_statement_steps_out_of_the_role_but_not_out_of_the_wall(two_tenants) -> None:
+    """The one statement run as the owner (the GIN keyword search) carries the wall in its
+    own WHERE clause: still only the walled namespace's rows, and the role comes back."""
+    acme, _ = two_tenants
+    everyone = Memory.objects.count()
+    acme_rows = Memory.objects.filter(namespace=acme.namespace).count()
+    assert everyone > acme_rows
+    with namespace_wall(acme.namespace.pk), connection.cursor() as cursor:
+        with owner_statement(cursor) as wall:
+            cursor.execute("SELECT current_user")
+            assert cursor.fetchone()[0] != TENANT_ROLE
+            cursor.execute(f"SELECT count(*) FROM memories_memory WHERE {wall}")  # noqa: S608
+            assert cursor.fetchone()[0] == acme_rows
+        cursor.execute("SELECT current_user")
+        assert cursor.fetchone()[0] == TENANT_ROLE
+    with connection.cursor() as cursor, owner_statement(cursor) as wall:
+        assert wall == ""  # unwalled: nothing to re-impose
+
+
+@pytest.mark.django_db
+def test_recall_through_the_gin_keyword_path_behind_the_wall(two_tenants, monkeypatch) -> None:
+    from apps.recall import statements
+
+    acme, _ = two_tenants
+    monkeypatch.setattr(statements, "KEYWORD_SCAN_DOCUMENTS", 0)  # the large-population path
+    response = acme.client.post(
+        acme.url("recall"), {"subject": "u1", "query": "green tea"}, format="json"
+    )
+    assert response.status_code == 200, response.json()
+    contents = [hit["memory"]["content"] for hit in response.json()["results"]]
+    assert "Likes green tea" in contents
