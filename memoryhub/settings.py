@@ -336,6 +336,9 @@ MEMORYHUB_PII_PHONE_REGION = env_str("MEMORYHUB_PII_PHONE_REGION", "US")
 # seconds), then marked failed; its turns stay stored.
 MEMORYHUB_EXTRACTOR = env_choice("MEMORYHUB_EXTRACTOR", "offline", ("offline", "llm"))
 MEMORYHUB_SUMMARIZER = env_choice("MEMORYHUB_SUMMARIZER", "offline", ("offline", "llm"))
+# Extracted facts less certain than this (hedged: "I think I might be...", or an LLM's own
+# confidence) wait in the review queue (status pending_review) instead of becoming current.
+MEMORYHUB_REVIEW_BELOW = env_float("MEMORYHUB_REVIEW_BELOW", 0.6, minimum=0.0, maximum=1.0)
 MEMORYHUB_SUMMARY_WORDS = env_int("MEMORYHUB_SUMMARY_WORDS", 150, minimum=20, maximum=2000)
 MEMORYHUB_LLM_URL = env_url("MEMORYHUB_LLM_URL", schemes=("http", "https"))
 MEMORYHUB_LLM_MODEL = env_str("MEMORYHUB_LLM_MODEL", "gpt-4o-mini")

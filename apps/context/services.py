@@ -22,11 +22,13 @@ from apps.memories.row_encryption import KeyCache, open_memory, open_row, seal_r
 from apps.memories.selectors import procedural_memories
 from apps.namespaces.models import Namespace
 from apps.namespaces.selectors import namespaces_for_user
+from apps.pipeline import extraction
 from apps.pipeline.models import Session
 from apps.pipeline.selectors import (
     session_for_subject,
     session_recent_turns,
     session_summary_latest,
+    session_summary_through,
 )
 from apps.recall.search import recall_memories
 from apps.recall.services import recall_log_create
@@ -262,7 +264,7 @@ def _add_conversation(
     ]
     turn_texts = {(assembly.TURNS, t.key): t.text for t in turns}
     summary = session_summary_latest(session=session)
-    if spec.strategy in ("summary", "summary_buffer") and summary is not None:
+    if spec.strategy == "summary" and summary is not None:
         text = open_row(keys, summary, namespace_id, subject_id)
         gathered.candidates[assembly.SUMMARY] = [assembly.Item("summary", text, 1.0)]
     left_out: list[assembly.Item] = []
@@ -279,6 +281,19 @@ def _add_conversation(
         reason = "summarized"
     elif spec.strategy == "summary_buffer":
         specs[assembly.TURNS].max_tokens = spec.buffer_tokens
+        turns, older = _buffer_split(turns, spec.buffer_tokens, tokenizer)
+        text, covered = _summary_of(session, older, keys) if older else ("", -1)
+        if text:
+            gathered.candidates[assembly.SUMMARY] = [assembly.Item("summary", text, 1.0)]
+        gathered.excluded += [
+            assembly.Dropped(
+                assembly.TURNS,
+                t.key,
+                assembly.turn_cost(t, tokenizer),
+                "summarized" if int(t.key) <= covered else "section_cap",
+            )
+            for t in older
+        ]
     gathered.excluded += [
         assembly.Dropped(assembly.TURNS, t.key, assembly.turn_cost(t, tokenizer), reason)
         for t in left_out
@@ -296,6 +311,35 @@ def _add_conversation(
         )
     ]
     return turn_texts
+
+
+def _buffer_split(
+    turns: list[assembly.Item], cap: int, tokenizer: Tokenizer
+) -> tuple[list[assembly.Item], list[assembly.Item]]:
+    """The newest turns that fit `cap` tokens together (the buffer), and the older ones."""
+    used = 0
+    for index in range(len(turns) - 1, -1, -1):
+        used += assembly.turn_cost(turns[index], tokenizer)
+        if used > cap:
+            return turns[index + 1 :], turns[: index + 1]
+    return turns, []
+
+
+def _summary_of(session: Session, older: list[assembly.Item], keys: KeyCache) -> tuple[str, int]:
+    """A summary of exactly the turns older than the buffer, never of a buffered one, and
+    the newest position it covers. The offline summarizer summarises them now (it is cheap);
+    otherwise the newest stored version that stops before the buffer stands for them (the
+    turns after it, if any, are then left out)."""
+    newest_older = int(older[-1].key)
+    if settings.MEMORYHUB_SUMMARIZER == "offline":
+        turns = [extraction.Turn(role=t.role, content=t.text, position=int(t.key)) for t in older]
+        text = extraction.OfflineSummarizer(words=settings.MEMORYHUB_SUMMARY_WORDS).summarize(turns)
+        return text, newest_older if text else -1
+    version = session_summary_through(session=session, position=newest_older)
+    if version is None:
+        return "", -1
+    text = open_row(keys, version, session.namespace_id, session.subject_id)
+    return text, version.through_position
 
 
 def _apply_section_overrides(

@@ -1,5 +1,7 @@
 """Consolidation: each extracted fact is added, merged into a near-duplicate, a no-op, or
-supersedes the fact it contradicts (kept as history); every decision goes to the log."""
+supersedes the fact of its slot (kept as history); a negation or a change ends the current
+facts it names (kept as history too); a fact less certain than MEMORYHUB_REVIEW_BELOW waits
+in the review queue instead. Every decision goes to the log."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -20,7 +23,7 @@ from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
 from apps.memories.keyword_index import index_terms
 from apps.memories.models import Kind, Memory, Status, Subject
-from apps.memories.row_encryption import KeyCache
+from apps.memories.row_encryption import KeyCache, open_memory
 from apps.memories.services import (
     NewMemory,
     memories_insert,
@@ -29,6 +32,7 @@ from apps.memories.services import (
 )
 from apps.namespaces.models import Namespace
 from apps.pipeline import extraction
+from apps.pipeline.facts import Ending, slot_group, speaks_of
 from apps.pipeline.models import (
     ConsolidationLog,
     Decision,
@@ -133,30 +137,51 @@ def consolidate_and_store(
         candidate.content = result.text
         candidate.tags = sorted(set(candidate.tags) | set(result.tags))
         screened.append(candidate)
-    semantic = screened
-    if semantic:
-        vectors = get_provider().embed_documents([c.content for c in semantic])
-        pending: list[_Pending] = []
-        for candidate, vector in zip(semantic, vectors, strict=True):
-            tags = sorted(
-                set(candidate.tags)
-                | set(tags_by_message.get(message_by_position.get(candidate.position, ""), []))
-            )
-            _consolidate_one(
+    semantic = sorted(screened, key=lambda c: c.position)
+    stated = [c for c in semantic if c.content]
+    vectors = dict(
+        zip(
+            map(id, stated),
+            get_provider().embed_documents([c.content for c in stated]) if stated else [],
+            strict=True,
+        )
+    )
+    pending: list[_Pending] = []
+    review_below = settings.MEMORYHUB_REVIEW_BELOW
+    for candidate in semantic:
+        certain = candidate.confidence >= review_below
+        if certain and candidate.ends:
+            _end_facts(
                 actor=actor,
                 namespace=namespace,
                 subject=subject,
-                candidate=candidate,
-                vector=vector,
-                tags=tags,
-                source=source(candidate),
+                endings=candidate.ends,
                 keys=keys,
-                index_key=index_key,
-                memory_ids=memory_ids,
-                log=log,
                 pending=pending,
+                log=log,
             )
-        _store_pending(actor, namespace, subject, pending, keys, memory_ids, log)
+        if not candidate.content:
+            continue
+        tags = sorted(
+            set(candidate.tags)
+            | set(tags_by_message.get(message_by_position.get(candidate.position, ""), []))
+        )
+        _consolidate_one(
+            actor=actor,
+            namespace=namespace,
+            subject=subject,
+            candidate=candidate,
+            vector=vectors[id(candidate)],
+            tags=tags,
+            source=source(candidate),
+            keys=keys,
+            index_key=index_key,
+            memory_ids=memory_ids,
+            log=log,
+            pending=pending,
+            review=not certain,
+        )
+    _store_pending(actor, namespace, subject, pending, keys, memory_ids, log)
     ConsolidationLog.objects.bulk_create(logs)
     return {"memories": memory_ids, "decisions": decisions}
 
@@ -175,10 +200,14 @@ def _consolidate_one(
     memory_ids: list[str],
     log: Any,
     pending: list[_Pending],
+    review: bool = False,
 ) -> None:
     """Decide for one new fact: no-op or merge now; add (possibly superseding) later, with
-    the rest of the batch, in `pending`."""
+    the rest of the batch, in `pending`. A fact `review` waits for a person instead: stored
+    pending review, superseding nothing."""
     slot = slot_hash(keys, namespace.pk, candidate.slot) if candidate.slot else ""
+    group = slot_hash(keys, namespace.pk, slot_group(candidate.slot)) if candidate.slot else ""
+    person = candidate.slot.rpartition("|")[0]
     tokens = index_terms(candidate.content, index_key)
     current = Memory.objects.filter(
         namespace=namespace,
@@ -219,7 +248,7 @@ def _consolidate_one(
         if set(tokens) <= set(token_index):
             log(Decision.NOOP, "near-duplicate of a current fact", memory_id, memory_id, similarity)
             return
-        if slot:
+        if slot or review:
             break  # a new value for the same slot ("12 Baker St" -> "14 Baker St"): supersede
         # The new statement says more: the existing memory takes it as a new version.
         memory = current.get(pk=memory_id)
@@ -236,7 +265,7 @@ def _consolidate_one(
         log(Decision.MERGE, "restated with more detail", memory_id, memory_id, similarity)
         return
     for other in pending:  # facts of this same batch, not stored yet
-        if (slot or other.slot) and slot != other.slot:
+        if other.ended or ((slot or other.slot) and slot != other.slot):
             continue
         similarity = float(vector @ other.vector)
         overlap = _token_overlap(tokens, other.tokens)
@@ -253,9 +282,20 @@ def _consolidate_one(
             )
             return
     previous: list[uuid.UUID | None] = (
-        list(current.filter(metadata__slot=slot).values_list("id", flat=True)) if slot else []
+        list(current.filter(metadata__slot=slot).values_list("id", flat=True))
+        if slot and not review
+        else []
     )
-    previous += [other.item.id for other in pending if slot and other.slot == slot]
+    previous += [
+        other.item.id
+        for other in pending
+        if slot and not review and other.slot == slot and not other.ended and not other.review
+    ]
+    metadata: dict[str, Any] = {"slot": slot, "group": group} if slot else {}
+    if person:
+        metadata["person"] = slot_hash(keys, namespace.pk, f"person:{person}")
+    if previous:
+        metadata["supersedes"] = [str(i) for i in previous]
     pending.append(
         _Pending(
             item=NewMemory(
@@ -266,20 +306,82 @@ def _consolidate_one(
                 importance=candidate.importance,
                 confidence=candidate.confidence,
                 tags=tags,
-                metadata={"slot": slot, "supersedes": [str(i) for i in previous]}
-                if previous
-                else {"slot": slot}
-                if slot
-                else {},
+                metadata=metadata,
                 source=source,
                 embedding=vector,
+                occurred_at=candidate.occurred_at,
+                valid_from=candidate.valid_from,
+                expires_at=candidate.expires_at,
+                status=Status.PENDING_REVIEW if review else Status.ACTIVE,
             ),
             vector=vector,
             tokens=tokens,
             slot=slot,
+            group=group,
             supersedes=previous,
+            review=review,
         )
     )
+
+
+def _end_facts(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    subject: Subject,
+    endings: list[Ending],
+    keys: KeyCache,
+    pending: list[_Pending],
+    log: Any,
+) -> None:
+    """End the current facts a negation or a change names (history kept: valid_to is set,
+    nothing is deleted): those of a slot, or of a slot's kind, or any of the user's own,
+    narrowed to those that speak of the ending's value. Facts of this same batch still
+    waiting to be stored are ended the same way."""
+    now = timezone.now()
+    for ending in endings:
+        current = Memory.objects.filter(
+            namespace=namespace,
+            subject=subject,
+            kind=Kind.SEMANTIC,
+            status=Status.ACTIVE,
+            valid_to__isnull=True,
+        )
+        slot = slot_hash(keys, namespace.pk, ending.slot) if ending.slot else ""
+        group = slot_hash(keys, namespace.pk, ending.group) if ending.group else ""
+        if slot:
+            current = current.filter(metadata__slot=slot)
+        elif group:
+            current = current.filter(metadata__group=group)
+        else:  # any of the user's own facts (never another person's)
+            current = current.exclude(metadata__has_key="person")
+        for memory in current.order_by("created_at")[:500]:
+            if ending.value and not speaks_of(open_memory(keys, memory), ending.value):
+                continue
+            memory.valid_to = now
+            memory.metadata = {**memory.metadata, "ended": "negated or changed"}
+            memory.updated_at = now
+            memory.save(update_fields=["valid_to", "metadata", "updated_at"])
+            audit_record(
+                actor=actor,
+                action="memory.supersede",
+                namespace=namespace,
+                subject_id=subject.pk,
+                object_type="memory",
+                object_id=str(memory.id),
+                details={"successor": None, "reason": "negated"},
+            )
+            log(Decision.SUPERSEDE, "ended by a later negation or change", None, memory.id)
+        for other in pending:
+            if other.ended or other.review:
+                continue
+            if (slot and other.slot != slot) or (group and other.group != group):
+                continue
+            if not (slot or group) and "person" in other.item.metadata:
+                continue
+            if ending.value and not speaks_of(other.item.content, ending.value):
+                continue
+            other.ended = True
 
 
 @dataclass
@@ -289,6 +391,9 @@ class _Pending:
     tokens: list[int]
     slot: str
     supersedes: list[Any]
+    group: str = ""
+    review: bool = False
+    ended: bool = False  # negated by a later turn of the same batch: stored as history
 
 
 def _store_pending(
@@ -306,8 +411,18 @@ def _store_pending(
         return
     memories_insert(actor=actor, namespace=namespace, items=[p.item for p in pending], keys=keys)
     now = timezone.now()
+    ended = [new.item.id for new in pending if new.ended]
+    if ended:
+        Memory.objects.filter(pk__in=ended).update(valid_to=now, updated_at=now)
     for new in pending:
         memory_ids.append(str(new.item.id))
+        if new.review:
+            log(Decision.ADD, "uncertain: waits in the review queue", new.item.id)
+            continue
+        if new.ended:
+            log(
+                Decision.SUPERSEDE, "ended by a later negation in the same batch", None, new.item.id
+            )
         if not new.supersedes:
             log(Decision.ADD, "new fact", new.item.id)
             continue

@@ -1,9 +1,9 @@
 """Extractors: conversation turns in, candidate memories out (pure: no Django, no database).
 
-The offline extractor keeps every user turn as an episodic memory and turns self-disclosures
-(facts about the user, preferences, plans, corrections) into semantic memories with a
-confidence, an importance and, for facts that hold one value at a time ("my favourite colour
-is ..."), a slot, so that a later value supersedes the earlier one instead of sitting beside it.
+The offline extractor keeps every user turn as an episodic memory and cuts what the user
+states about themselves and their people into atomic facts (`facts.py`): one slot each, so
+that a later value supersedes only the slot it changes; negations and changes end the facts
+they contradict; time words become structured time.
 
 Never extracted: system and tool turns, assistant turns (boilerplate, and not the user's
 words), text inside a recalled-memory block (what MemoryHub itself put into the prompt), and
@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol
+
+from apps.pipeline.facts import Ending, facts_of, speaks_of
 
 # The context API wraps recalled memories in these markers; text between them came from
 # MemoryHub and is never extracted again.
@@ -47,8 +49,14 @@ class Candidate:
     confidence: float = 1.0
     importance: float = 0.5
     slot: str = ""
-    category: str = ""  # fact | preference | plan | correction | turn
+    category: str = ""  # fact | preference | plan | event | health | relationship | turn ...
     tags: list[str] = field(default_factory=list)
+    # The current facts this one ends (a negation, a change); `content` is empty when it
+    # only ends facts ("I'm not allergic to peanuts").
+    ends: list[Ending] = field(default_factory=list)
+    occurred_at: datetime | None = None  # when it happens or happened (plans, events)
+    valid_from: datetime | None = None  # from when it holds ("I moved ... last week")
+    expires_at: datetime | None = None  # a plan lapses after its date
 
 
 class Extractor(Protocol):
@@ -81,136 +89,6 @@ def extractable_turns(turns: list[Turn]) -> list[Turn]:
     return kept
 
 
-# --- offline self-disclosure patterns --------------------------------------------------------
-
-_CLAUSE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+|;\s*|,\s*(?:but|and then|and also)\s+", re.I)
-_CORRECTION = re.compile(
-    r"^\s*(?:actually|correction|sorry|no|wait|oops|to be clear)\b[\s,:;-]*(?:it'?s|i meant)?\s*",
-    re.IGNORECASE,
-)
-_LEADING = r"^\s*(?:and|but|so|also|well|oh|hey|hi|yes|yeah|ok|okay)?[\s,]*"
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "name",
-        re.compile(_LEADING + r"(?:my name is|call me|i go by)\s+(?P<value>[\w' -]{1,40})", re.I),
-    ),
-    (
-        "attribute",
-        re.compile(
-            _LEADING
-            + r"my (?P<attribute>(?:[a-z]+ ){0,2}[a-z]+) (?:is|are|was) (?P<value>.{1,120})",
-            re.I,
-        ),
-    ),
-    (
-        "lives",
-        re.compile(
-            _LEADING + r"i(?:'ve| have)? (?:live|moved|relocated) (?:in|to) (?P<value>.{1,80})",
-            re.I,
-        ),
-    ),
-    (
-        "works",
-        re.compile(
-            _LEADING + r"i (?:work|am working|'m working) (?:as|at|for) (?P<value>.{1,80})", re.I
-        ),
-    ),
-    (
-        "preference",
-        re.compile(
-            _LEADING + r"i (?:really |absolutely |also |totally )?"
-            r"(?P<verb>love|like|enjoy|prefer|adore|hate|dislike|can't stand|cannot stand"
-            r"|don't like|do not like)"
-            r" (?P<value>.{1,100})",
-            re.I,
-        ),
-    ),
-    (
-        "allergy",
-        re.compile(_LEADING + r"i(?:'m| am) (?:allergic|intolerant) to (?P<value>.{1,80})", re.I),
-    ),
-    (
-        "plan",
-        re.compile(
-            _LEADING
-            + r"i(?:'m| am)? ?(?:going to|planning to|plan to|will|'ll|intend to|hope to|want to)"
-            r" (?P<value>.{3,120})",
-            re.I,
-        ),
-    ),
-    ("identity", re.compile(_LEADING + r"i(?:'m| am) (?:a|an) (?P<value>[\w -]{2,60})", re.I)),
-]
-_NEGATIVE = {"hate", "dislike", "can't stand", "cannot stand", "don't like", "do not like"}
-_PRONOUNS = [
-    (re.compile(r"\bmy\b", re.I), "their"),
-    (re.compile(r"\bmine\b", re.I), "theirs"),
-    (re.compile(r"\bmyself\b", re.I), "themselves"),
-    (re.compile(r"\bI'm\b|\bI am\b"), "they are"),
-    (re.compile(r"\bI\b"), "they"),
-    (re.compile(r"\bme\b", re.I), "them"),
-]
-
-
-def _third_person(text: str) -> str:
-    for pattern, replacement in _PRONOUNS:
-        text = pattern.sub(replacement, text)
-    return text.strip(" ,;:-").rstrip(".!?").strip()
-
-
-def _clause(value: str) -> str:
-    # A value ends at the next clause ("..., but", "... because").
-    return re.split(r",\s*(?:but|and|because|so|although)\b|\s+because\s+", value, maxsplit=1)[0]
-
-
-def disclosures(text: str, position: int, who: str = "The user") -> list[Candidate]:
-    """Semantic memories stated by a user turn about themselves."""
-    found: list[Candidate] = []
-    for sentence in filter(None, (part.strip() for part in _CLAUSE_BREAK.split(text))):
-        correction = bool(_CORRECTION.match(sentence))
-        body = _CORRECTION.sub("", sentence, count=1) if correction else sentence
-        for category, pattern in _PATTERNS:
-            match = pattern.search(body)
-            if not match:
-                continue
-            value = _third_person(_clause(match.group("value")))
-            if not value or "?" in sentence:
-                break
-            if category == "name":
-                content, slot, importance = f"{who}'s name is {value}", "name", 0.9
-            elif category == "attribute":
-                attribute = match.group("attribute").lower()
-                content, slot, importance = f"{who}'s {attribute} is {value}", attribute, 0.7
-            elif category == "lives":
-                content, slot, importance = f"{who} lives in {value}", "home", 0.8
-            elif category == "works":
-                content, slot, importance = f"{who} works as/at {value}", "work", 0.7
-            elif category == "preference":
-                verb = match.group("verb").lower()
-                negative = verb in _NEGATIVE
-                content = f"{who} {'dislikes' if negative else 'likes'} {value}"
-                # One opinion per thing: liking it later supersedes disliking it.
-                slot, importance = f"opinion:{_normal(value)}", 0.6
-            elif category == "allergy":
-                content, slot, importance = f"{who} is allergic to {value}", "", 0.9
-            elif category == "plan":
-                content, slot, importance = f"{who} plans to {value}", "", 0.6
-            else:
-                content, slot, importance = f"{who} is a {value}", "", 0.6
-            found.append(
-                Candidate(
-                    content=content[0].upper() + content[1:],
-                    kind="semantic",
-                    position=position,
-                    confidence=0.9 if correction else 0.75 if category == "plan" else 0.8,
-                    importance=round(min(1.0, importance + (0.1 if correction else 0.0)), 3),
-                    slot=slot,
-                    category="correction" if correction else category,
-                )
-            )
-            break  # one disclosure per sentence: the first (most specific) pattern
-    return found
-
-
 def turn_importance(text: str) -> float:
     """Offline importance of an episodic turn: longer, more specific turns matter more."""
     words = len(re.findall(r"\w+", text))
@@ -234,54 +112,161 @@ class OfflineExtractor:
                     category="turn",
                 )
             )
-            candidates.extend(disclosures(turn.content, turn.position))
+            candidates.extend(atomic_facts(turn))
         return candidates
+
+
+def atomic_facts(turn: Turn, now: datetime | None = None) -> list[Candidate]:
+    """The turn's atomic facts as semantic candidates (`facts.py`)."""
+    now = now or turn.created_at or datetime.now(UTC)
+    return [
+        Candidate(
+            content=fact.statement,
+            kind="semantic",
+            position=turn.position,
+            confidence=fact.confidence,
+            importance=fact.importance,
+            slot=fact.slot,
+            category=fact.category,
+            ends=fact.ends,
+            occurred_at=fact.occurred_at,
+            valid_from=fact.valid_from,
+            expires_at=fact.expires_at,
+        )
+        for fact in facts_of(turn.content, now)
+    ]
 
 
 # --- offline summaries --------------------------------------------------------------------------
 
 
+@dataclass
+class _Held:
+    """A slot's current statement in a summary, with the values it replaced."""
+
+    statement: str
+    importance: float
+    order: int
+    history: list[str] = field(default_factory=list)
+
+
+def _predicate(statement: str) -> str:
+    """ "The user lives in Hangzhou." -> "lives in Hangzhou"; "用户住在杭州。" -> "住在杭州"."""
+    text = statement.rstrip(".。")
+    for subject in ("The user's ", "The user ", "用户的", "用户"):
+        if text.startswith(subject):
+            return text[len(subject) :]
+    return text
+
+
+def _with_history(held: _Held) -> str:
+    if not held.history:
+        return held.statement
+    chinese = held.statement.endswith("。")
+    before = "；".join(held.history) if chinese else "; ".join(held.history)
+    if chinese:
+        return f"{held.statement.rstrip('。')}（此前：{before}）。"
+    return f"{held.statement.rstrip('.')} (previously: {before})."
+
+
+def digest_facts(turns: list[Turn], now: datetime | None = None) -> list[_Held]:
+    """The current facts the user turns state, one per slot (later values replace earlier
+    ones, which become history; negations remove them), in the order they were first said."""
+    held: dict[str, _Held] = {}
+    order = 0
+    for turn in extractable_turns(turns):
+        moment = now or turn.created_at or datetime.now(UTC)
+        for fact in facts_of(turn.content, moment):
+            for ending in fact.ends:
+                for key in list(held):
+                    slot_matches = not ending.slot or key == ending.slot
+                    group_matches = not ending.group or key.split(":")[0] == ending.group
+                    own = ending.slot or ending.group or "|" not in key
+                    said = not ending.value or speaks_of(held[key].statement, ending.value)
+                    if slot_matches and group_matches and own and said:
+                        del held[key]
+            if not fact.statement:
+                continue
+            key = fact.slot or f"statement:{fact.statement.lower()}"
+            previous = held.get(key)
+            if previous is not None and previous.statement != fact.statement:
+                history = [*previous.history, _predicate(previous.statement)]
+                held[key] = _Held(fact.statement, fact.importance, previous.order, history)
+            elif previous is None:
+                held[key] = _Held(fact.statement, fact.importance, order)
+                order += 1
+    return sorted(held.values(), key=lambda h: h.order)
+
+
 def _sentence_score(sentence: str) -> float:
     words = re.findall(r"\w+", sentence)
-    if len(words) < 3 or sentence.rstrip().endswith("?"):
+    if len(words) < 3 or sentence.rstrip().endswith(("?", "？")):
         return 0.0
     specifics = len(re.findall(r"\b\d+\b|(?<!^)\b[A-Z][a-z]+\b", sentence))
-    disclosed = 2.0 if disclosures(sentence, 0) else 0.0
-    return disclosed + 0.5 * specifics + min(len(words), 30) / 30
+    return 0.5 * specifics + min(len(words), 30) / 30
+
+
+def _said(turns: list[Turn]) -> list[str]:
+    """The user's sentences that state no fact (what happened, what they asked for), the
+    most specific first; questions and small talk left out."""
+    sentences = []
+    for turn in extractable_turns(turns):
+        moment = turn.created_at or datetime.now(UTC)
+        for part in re.split(r"(?<=[.!?。！？])\s*", turn.content):
+            part = part.strip()
+            if part and _sentence_score(part) >= 0.5 and not facts_of(part, moment):
+                sentences.append(part)
+    return sorted(sentences, key=_sentence_score, reverse=True)
+
+
+MIN_SUMMARY_WORDS = 30
+
+
+def _words(item: Turn | str) -> int:
+    """Words of a text, a CJK character counting as half of one (about a token each)."""
+    text = item if isinstance(item, str) else item.content
+    cjk = len(re.findall(r"[\u3400-\u9fff]", text))
+    return len(re.findall(r"[^\W\d_\u3400-\u9fff]+|\d+", text)) + (cjk + 1) // 2
+
+
+def _quoted(sentence: str) -> str:
+    if re.search(r"[\u3400-\u9fff]", sentence):
+        return f"用户说：“{sentence}”"
+    return f'The user said: "{sentence}"'
 
 
 class OfflineSummarizer:
-    """An extractive rolling summary: the most informative sentences of the user's turns
-    (self-disclosures first, then specific ones: names, numbers), in conversation order,
-    within a word budget; the previous summary's sentences compete with the new ones."""
+    """An extractive summary of a session: the current facts its user turns state, one
+    sentence each, a replaced value kept only as history ("lives in Shanghai (previously:
+    lives in Hangzhou)"), then, as the word cap allows, the most specific of the user's
+    other sentences (what happened), quoted, within a quarter of the turns' words.
+    Facts are chosen most important first and written in the order they were said. Not
+    rolling: it reads the session's turns."""
 
     name = "offline"
+    rolling = False
 
     def __init__(self, words: int = 150) -> None:
         self.words = words
 
     def summarize(self, turns: list[Turn], previous: str = "") -> str:
-        pool: list[tuple[float, int, str]] = []
-        for order, sentence in enumerate(
-            part.strip() for part in _CLAUSE_BREAK.split(previous) if part.strip()
-        ):
-            pool.append((_sentence_score(sentence) + 0.5, order, sentence))  # kept before
-        base = len(pool)
-        for turn in extractable_turns(turns):
-            speaker = turn.name or "User"
-            for sentence in filter(None, (p.strip() for p in _CLAUSE_BREAK.split(turn.content))):
-                score = _sentence_score(sentence)
-                if score > 0:
-                    text = (
-                        sentence if sentence.startswith(f"{speaker}:") else f"{speaker}: {sentence}"
-                    )
-                    pool.append((score, base + turn.position, text))
         chosen: list[tuple[int, str]] = []
         used = 0
-        for _score, order, sentence in sorted(pool, key=lambda item: (-item[0], item[1])):
-            size = len(sentence.split())
-            if used + size > self.words or sentence in (s for _, s in chosen):
-                continue
-            chosen.append((order, sentence))
-            used += size
-        return " ".join(s if s.endswith((".", "!")) else s + "." for _, s in sorted(chosen))
+        # A summary is much shorter than what it summarises: at most a quarter of the
+        # turns' words (a few facts' worth, however short the session), and self.words.
+        cap = min(self.words, max(MIN_SUMMARY_WORDS, sum(map(_words, turns)) // 4))
+
+        def take(order: int, text: str) -> None:
+            nonlocal used
+            size = _words(text)
+            if used + size <= cap:
+                chosen.append((order, text))
+                used += size
+
+        held = digest_facts(turns)
+        for item in sorted(held, key=lambda h: (-h.importance, h.order)):
+            take(item.order, _with_history(item))
+        for number, sentence in enumerate(_said(turns)):
+            take(len(held) + number, _quoted(sentence))
+        texts = [text for _, text in sorted(chosen)]
+        return "".join(t if t.endswith(("。", "”")) else t + " " for t in texts).strip()

@@ -12,27 +12,47 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
 from apps.pipeline import extraction
+from apps.pipeline.facts import Ending, normal_slot
 
 KINDS = {"semantic", "procedural"}
-CATEGORIES = {"fact", "preference", "plan", "correction", "instruction"}
+CATEGORIES = {
+    "fact", "preference", "plan", "event", "health", "relationship", "correction", "instruction"
+}  # fmt: skip
+MAX_ENDS = 10
 MAX_MEMORIES = 50
 MAX_CONTENT_CHARS = 1000
 
 EXTRACT_PROMPT = """You extract long-term memories about the user from a conversation.
 Return only JSON: {"memories": [{"content": str, "kind": "semantic" | "procedural",
-"category": "fact" | "preference" | "plan" | "correction" | "instruction",
-"confidence": number 0..1, "importance": number 0..1, "slot": str or null, "turn": int}]}.
-- Only what the user states about themselves or asks to be remembered; not the assistant's
-  words, not greetings, not questions.
-- Write each memory as one short third-person sentence ("The user ...").
-- "slot" names a fact that holds one value at a time ("favourite colour", "home city"),
-  else null. "turn" is the index of the turn it comes from.
-- An empty list is a good answer when nothing is worth remembering."""
+"category": "fact" | "preference" | "plan" | "event" | "health" | "relationship"
+| "correction" | "instruction", "confidence": number 0..1, "importance": number 0..1,
+"slot": str or null, "turn": int, "ends": [{"slot": str or null, "value": str or null}],
+"occurred_at": ISO 8601 or null, "valid_from": ISO 8601 or null,
+"expires_at": ISO 8601 or null}]}.
+- Only what the user states about themselves or their people, or asks to be remembered;
+  not the assistant's words, not greetings, not questions.
+- One atomic fact per memory: "I live in Hangzhou and work as a chef" is two.
+- Write each as one short third-person sentence ("The user lives in Shanghai.", "The
+  user's sister lives in Paris."), without time words: put times in the date fields.
+- "slot" names what the fact is about. One value at a time: home, job, employer, name,
+  diet, marital, age, origin, study, "favourite <thing>". One of several: "allergy:<what>",
+  "pet:<name>", "plan:<what>", "event:<what>", "condition:<what>", "medication:<what>",
+  "opinion:<what>", "language:<what>". Another person's facts: "<relation>|<slot>"
+  ("sister|home"), never the user's own slots. null when none fits.
+- "ends" lists the current facts this statement makes untrue: a negation or a change
+  ("I'm not allergic to peanuts" ends {"slot": "allergy:peanuts", "value": null}; "I quit
+  nursing" ends {"slot": "job", "value": "nursing"}). A pure negation has content "" and
+  only "ends".
+- "expires_at": when a plan lapses (after its date). Use a lower confidence for hedged
+  statements ("I think I might...").
+- "turn" is the index of the turn it comes from. An empty list is a good answer when
+  nothing is worth remembering."""
 
 SUMMARY_PROMPT = """Summarize this conversation for a future assistant in at most {words}
 words: what the user wants, facts they stated, decisions made, open questions. Plain text."""
@@ -117,15 +137,20 @@ def parse_memories(text: str, turns: list[extraction.Turn]) -> list[extraction.C
     if not isinstance(items, list) or len(items) > MAX_MEMORIES:
         raise LlmOutputError(f"memories is not a list of at most {MAX_MEMORIES}")
     positions = {index: turn.position for index, turn in enumerate(turns)}
-    expected = {"content", "kind", "category", "confidence", "importance", "slot", "turn"}
     candidates = []
     for number, item in enumerate(items):
-        if not isinstance(item, dict) or set(item) != expected:
+        if not isinstance(item, dict) or not REQUIRED <= set(item) <= REQUIRED | OPTIONAL:
             raise LlmOutputError(
-                f"memory {number} does not have exactly the fields {sorted(expected)}"
+                f"memory {number} does not have exactly the fields {sorted(REQUIRED)}"
+                f" (and optionally {sorted(OPTIONAL)})"
             )
+        ends = _ends(item.get("ends", []), number)
         content = item["content"]
-        if not isinstance(content, str) or not content.strip() or len(content) > MAX_CONTENT_CHARS:
+        if (
+            not isinstance(content, str)
+            or not (content.strip() or ends)
+            or len(content) > MAX_CONTENT_CHARS
+        ):
             raise LlmOutputError(f"memory {number}: content is not a short non-empty string")
         if item["kind"] not in KINDS or item["category"] not in CATEGORIES:
             raise LlmOutputError(f"memory {number}: unknown kind or category")
@@ -142,11 +167,48 @@ def parse_memories(text: str, turns: list[extraction.Turn]) -> list[extraction.C
                 position=positions[turn],
                 confidence=_number(item["confidence"], f"memory {number}: confidence"),
                 importance=_number(item["importance"], f"memory {number}: importance"),
-                slot=(slot or "").strip().lower(),
+                slot=normal_slot(slot) if slot else "",
                 category=item["category"],
+                ends=ends,
+                occurred_at=_moment(item.get("occurred_at"), f"memory {number}: occurred_at"),
+                valid_from=_moment(item.get("valid_from"), f"memory {number}: valid_from"),
+                expires_at=_moment(item.get("expires_at"), f"memory {number}: expires_at"),
             )
         )
     return candidates
+
+
+REQUIRED = {"content", "kind", "category", "confidence", "importance", "slot", "turn"}
+OPTIONAL = {"ends", "occurred_at", "valid_from", "expires_at"}
+
+
+def _ends(value: Any, number: int) -> list[Ending]:
+    if not isinstance(value, list) or len(value) > MAX_ENDS:
+        raise LlmOutputError(f"memory {number}: ends is not a list of at most {MAX_ENDS}")
+    ends = []
+    for ending in value:
+        if not isinstance(ending, dict) or set(ending) != {"slot", "value"}:
+            raise LlmOutputError(f"memory {number}: an ending is not {{slot, value}}")
+        slot, said = ending["slot"], ending["value"]
+        for part in (slot, said):
+            if part is not None and (not isinstance(part, str) or len(part) > 100):
+                raise LlmOutputError(f"memory {number}: an ending is not short strings or null")
+        if not (slot or said):
+            raise LlmOutputError(f"memory {number}: an ending names neither slot nor value")
+        ends.append(Ending(slot=normal_slot(slot) if slot else "", value=(said or "").strip()))
+    return ends
+
+
+def _moment(value: Any, name: str) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 40:
+        raise LlmOutputError(f"{name} is not an ISO 8601 string or null")
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise LlmOutputError(f"{name} is not an ISO 8601 string or null") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class LlmExtractor:

@@ -30,6 +30,11 @@ def session_summary_latest(*, session: Session) -> SessionSummary | None:
     return session.summaries.order_by("-version").first()
 
 
+def session_summary_through(*, session: Session, position: int) -> SessionSummary | None:
+    """The newest summary version that covers no turn after `position`."""
+    return session.summaries.filter(through_position__lte=position).order_by("-version").first()
+
+
 def subject_sessions_export(keys: KeyCache, subject: Subject) -> list[dict[str, Any]]:
     """The subject's conversations for its export: every session with its turns and newest
     summary, decrypted (registered as the export's "sessions" part)."""

@@ -34,6 +34,10 @@ def session_summary_update(
     turns since it (only those are read and decrypted; encrypted under the subject's key)."""
     latest = session_summary_latest(session=session)
     since = latest.through_position if latest is not None else -1
+    if not getattr(summarizer, "rolling", True):
+        return _session_summary_whole(
+            keys=keys, session=session, latest=latest, summarizer=summarizer
+        )
     new_turns = [
         extraction.Turn(
             role=m.role,
@@ -53,6 +57,42 @@ def session_summary_update(
         session=session,
         version=(latest.version + 1) if latest else 1,
         through_position=max(t.position for t in new_turns),
+        summarizer=summarizer.name,
+    )
+    seal_row(keys, summary, session.namespace_id, session.subject_id, text)
+    summary.save()
+    return summary
+
+
+WHOLE_SESSION_TURNS = 1000  # a summarizer that reads the whole session reads this many at most
+
+
+def _session_summary_whole(
+    *, keys: KeyCache, session: Session, latest: SessionSummary | None, summarizer: Any
+) -> SessionSummary | None:
+    """The next version from the session's turns (its newest WHOLE_SESSION_TURNS), for a
+    summarizer that is not rolling (the offline one: cheap, and a fact's current value needs
+    every turn that changed it)."""
+    rows = list(session.messages.order_by("-position")[:WHOLE_SESSION_TURNS])[::-1]
+    if not rows or (latest is not None and rows[-1].position <= latest.through_position):
+        return latest
+    turns = [
+        extraction.Turn(
+            role=m.role,
+            content=open_row(keys, m, session.namespace_id, session.subject_id),
+            position=m.position,
+            name=m.name,
+            created_at=m.created_at,
+        )
+        for m in rows
+    ]
+    text = summarizer.summarize(turns)
+    if not text:
+        return latest
+    summary = SessionSummary(
+        session=session,
+        version=(latest.version + 1) if latest else 1,
+        through_position=rows[-1].position,
         summarizer=summarizer.name,
     )
     seal_row(keys, summary, session.namespace_id, session.subject_id, text)

@@ -155,7 +155,26 @@ def test_summary_buffer_keeps_the_summary_and_recent_turns_within_their_cap(
     assert 0 < sum(item["tokens"] for item in turns["items"]) <= 40
     assert turns["items"][-1]["id"] == "5"  # the newest turn is kept
     assert section(result, "summary")["items"]
-    assert {d["reason"] for d in result["dropped"] if d["section"] == "turns"} == {"section_cap"}
+    older = [d for d in result["dropped"] if d["section"] == "turns"]
+    assert {d["reason"] for d in older} == {"summarized"}
+    # The summary covers only the turns older than the buffer: never one sent verbatim.
+    buffered = {item["id"] for item in turns["items"]}
+    assert buffered.isdisjoint(d["id"] for d in older)
+    assert "4" in buffered  # "My favourite colour is green"
+    system = result["messages"][0]["content"]
+    summary_part = system.split("## Earlier in this conversation (summary)", 1)[1]
+    assert "green" not in summary_part
+    assert "allergic to peanuts" in summary_part  # turn 2, older than the buffer
+
+
+@pytest.mark.django_db
+def test_summary_buffer_sends_no_summary_when_every_turn_fits(conversation: Tenant) -> None:
+    result = ask(conversation, strategy="summary_buffer", buffer_tokens=2000).json()
+    assert [item["id"] for item in section(result, "turns")["items"]] == [
+        "0", "1", "2", "3", "4", "5",
+    ]  # fmt: skip
+    assert section(result, "summary")["items"] == []
+    assert not [d for d in result["dropped"] if d["section"] == "turns"]
 
 
 @pytest.mark.django_db

@@ -125,6 +125,22 @@ TURNS = [extraction.Turn("user", "I moved to Porto.", 4)]
         (json.dumps({"memories": [{**GOOD["memories"][0], "kind": "episodic"}]}), "unknown kind"),
         (json.dumps({"memories": [{**GOOD["memories"][0], "content": ""}]}), "content"),
         (json.dumps({"memories": [GOOD["memories"][0]] * 51}), "at most 50"),
+        (json.dumps({"memories": [{**GOOD["memories"][0], "ends": {}}]}), "ends is not a list"),
+        (
+            json.dumps({"memories": [{**GOOD["memories"][0], "ends": [{"slot": None}]}]}),
+            "not {slot, value}",
+        ),
+        (
+            json.dumps(
+                {"memories": [{**GOOD["memories"][0], "ends": [{"slot": None, "value": None}]}]}
+            ),
+            "neither slot nor value",
+        ),
+        (
+            json.dumps({"memories": [{**GOOD["memories"][0], "occurred_at": "next week"}]}),
+            "occurred_at is not an ISO 8601",
+        ),
+        (json.dumps({"memories": [{**GOOD["memories"][0], "expires_at": 5}]}), "expires_at"),
     ],
 )
 def test_llm_output_is_validated_strictly(answer: str, problem: str) -> None:
@@ -146,3 +162,77 @@ def test_a_refusing_endpoint_is_not_retried(acme: Tenant, llm: StubLlm) -> None:
     assert job["error"] == "the endpoint refused the request: HTTP 401"
     assert len(llm.requests) == 1
     assert Message.objects.count() == 3
+
+
+def _fact(content: str, slot: str | None, ends: list[dict] | None = None, **extra) -> dict:
+    return {
+        "content": content,
+        "kind": "semantic",
+        "category": "health",
+        "confidence": 0.9,
+        "importance": 0.9,
+        "slot": slot,
+        "turn": 0,
+        **({"ends": ends} if ends is not None else {}),
+        **extra,
+    }
+
+
+def test_the_slot_schema_is_normalised_like_the_offline_extractor() -> None:
+    answer = {
+        "memories": [
+            _fact("", None, [{"slot": "Allergy: Peanuts", "value": None}]),
+            _fact(
+                "The user is going to Kyoto.",
+                "plan:Kyoto trip",
+                occurred_at="2027-01-05",
+                expires_at="2027-01-20T00:00:00+00:00",
+            ),
+            _fact("The user's sister lives in Paris.", "Sister|Home"),
+        ]
+    }
+    negation, plan, sister = parse_memories(json.dumps(answer), TURNS)
+    (offline,) = extraction.atomic_facts(extraction.Turn("user", "I'm allergic to peanuts.", 0))
+    assert negation.content == ""
+    assert [e.slot for e in negation.ends] == [offline.slot] == ["allergy:peanut"]
+    assert plan.occurred_at is not None
+    assert plan.occurred_at.isoformat() == "2027-01-05T00:00:00+00:00"
+    assert plan.expires_at is not None
+    assert plan.expires_at.day == 20
+    assert sister.slot == "sister|home"
+
+
+@pytest.mark.django_db
+def test_an_llm_negation_ends_the_fact_and_its_correction_takes_the_slot(
+    acme: Tenant, llm: StubLlm
+) -> None:
+    def send(content: str) -> None:
+        body = {
+            "subject": "u1",
+            "session": "s1",
+            "messages": [{"role": "user", "content": content}],
+        }
+        job = acme.client.post(acme.url("messages"), body, format="json").json()
+        assert job["status"] == "succeeded", job["error"]
+
+    llm.reply = json.dumps(
+        {"memories": [_fact("The user is allergic to peanuts.", "allergy:peanuts")]}
+    )
+    send("I'm allergic to peanuts.")
+    llm.reply = json.dumps(
+        {
+            "memories": [
+                _fact("", None, [{"slot": "allergy:peanuts", "value": None}]),
+                _fact("The user is allergic to shellfish.", "allergy:shellfish"),
+            ]
+        }
+    )
+    send("Actually, not peanuts: shellfish.")
+    keys = KeyCache()
+    current = [
+        open_memory(keys, m) for m in Memory.objects.filter(kind="semantic", valid_to__isnull=True)
+    ]
+    assert current == ["The user is allergic to shellfish."]
+    ended = Memory.objects.get(kind="semantic", valid_to__isnull=False)
+    assert open_memory(keys, ended) == "The user is allergic to peanuts."  # history kept
+    assert ConsolidationLog.objects.filter(decision="supersede").count() == 1

@@ -59,7 +59,7 @@ def test_turns_are_stored_encrypted_and_user_turns_become_memories(
         "I am allergic to peanuts.",
     ]
     semantic = texts("u1", kind="semantic")
-    assert "The user is allergic to peanuts" in semantic
+    assert "The user is allergic to peanuts." in semantic
     assert any("Lyon" in text for text in semantic)
     # Neither the system prompt nor the assistant's words became memories.
     assert not any("travel assistant" in t or "Noted" in t for t in episodic + semantic)
@@ -83,7 +83,7 @@ def test_recalled_memories_and_restated_system_prompts_are_not_extracted(
     }
     assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
     everything = texts("u1")
-    assert everything == ["I like dogs.", "The user likes dogs"]
+    assert everything == ["I like dogs.", "The user likes dogs."]
 
 
 @pytest.mark.django_db
@@ -93,7 +93,7 @@ def test_the_same_fact_twice_is_one_memory(
     for session in ("s1", "s2"):
         body = {"subject": "u1", "session": session, "messages": turns(("user", "I live in Lyon."))}
         assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
-    assert texts("u1", kind="semantic") == ["The user lives in Lyon"]
+    assert texts("u1", kind="semantic") == ["The user lives in Lyon."]
     noop = ConsolidationLog.objects.get(decision="noop")
     assert noop.reason == "near-duplicate of a current fact"
 
@@ -117,8 +117,8 @@ def test_a_corrected_fact_supersedes_the_old_one_which_stays_in_history(
     facts = Memory.objects.filter(subject__external_id="u1", kind="semantic").order_by("created_at")
     old, new = list(facts)
     keys = KeyCache()
-    assert open_memory(keys, old) == "The user's favourite colour is green"
-    assert open_memory(keys, new) == "The user's favourite colour is blue"
+    assert open_memory(keys, old) == "The user's favourite colour is green."
+    assert open_memory(keys, new) == "The user's favourite colour is blue."
     assert old.valid_to is not None
     assert old.metadata["superseded_by"] == str(new.id)
     assert new.valid_to is None
@@ -128,8 +128,8 @@ def test_a_corrected_fact_supersedes_the_old_one_which_stays_in_history(
         acme.url("recall"), {"subject": "u1", "query": "favourite colour"}, format="json"
     )
     served = [hit["memory"]["content"] for hit in response.json()["results"]]
-    assert "The user's favourite colour is blue" in served
-    assert "The user's favourite colour is green" not in served
+    assert "The user's favourite colour is blue." in served
+    assert "The user's favourite colour is green." not in served
     assert ConsolidationLog.objects.filter(decision="supersede", related_id=old.id).exists()
 
 
@@ -306,9 +306,9 @@ def test_duplicates_and_corrections_within_one_batch(
     body = {"subject": "u1", "session": "s1", "messages": turns(*[("user", t) for t in said])}
     assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
     current = texts("u1", kind="semantic", valid_to__isnull=True)
-    assert sorted(current) == ["The user lives in Lyon", "The user's favourite colour is blue"]
+    assert sorted(current) == ["The user lives in Lyon.", "The user's favourite colour is blue."]
     assert texts("u1", kind="semantic", valid_to__isnull=False) == [
-        "The user's favourite colour is green"
+        "The user's favourite colour is green."
     ]
 
 
@@ -355,10 +355,10 @@ def test_a_new_value_for_a_slot_supersedes_even_when_the_sentences_are_alike(
         body = {"subject": "u1", "session": "s1", "messages": turns(("user", said))}
         post(acme, body, capture=django_capture_on_commit_callbacks)
     assert texts("u1", kind="semantic", valid_to__isnull=True) == [
-        "The user's address is 14 Baker Street, London"
+        "The user's address is 14 Baker Street, London."
     ]
     assert texts("u1", kind="semantic", valid_to__isnull=False) == [
-        "The user's address is 12 Baker Street, London"
+        "The user's address is 12 Baker Street, London."
     ]
     assert not ConsolidationLog.objects.filter(decision="merge").exists()
 

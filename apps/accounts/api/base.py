@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, NoReturn
 
+from django.http.response import HttpResponseBase
 from rest_framework import exceptions
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.api.authentication import (
@@ -48,7 +48,7 @@ class NamespacedAPIView(APIView):
     actor: Actor
     wall: NamespaceWall
 
-    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Response:
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponseBase:
         """One transaction a request, walled to its namespace once that is resolved
         (memoryhub/row_security.py): the database's own check behind every selector."""
         with namespace_wall() as self.wall:

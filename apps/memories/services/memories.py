@@ -83,6 +83,7 @@ class NewMemory:
     confidence: float = 1.0
     source: dict[str, Any] = field(default_factory=dict)
     occurred_at: datetime | None = None
+    valid_from: datetime | None = None  # from when it holds; now by default
     expires_at: datetime | None = None
     status: str = Status.ACTIVE
     session_key: str = ""
@@ -247,7 +248,7 @@ def memories_insert(
             occurred_at=item.occurred_at,
             created_at=now,
             updated_at=now,
-            valid_from=now,
+            valid_from=item.valid_from or now,
             expires_at=item.expires_at,
             status=item.status,
             version=1,

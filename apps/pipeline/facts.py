@@ -1,0 +1,1582 @@
+"""Atomic facts from a user turn (pure: no Django, no database).
+
+A turn is cut into clauses ("I live in Hangzhou and I work as a pastry chef" is two), each
+clause into who it is about (the user, or a person of theirs: "my sister") and what it says
+of them. What it says fills one *slot*, a thing that holds one value at a time (home, job,
+employer, diet, name, marital status, a favourite) or one value among several (an allergy,
+a pet, a plan, a condition, an opinion: the slot then carries the value, "allergy:peanut").
+A later fact supersedes only the slot it fills; the rest stay current.
+
+Negations and changes *end* facts: "I'm not allergic to peanuts" ends the peanut allergy,
+"I quit nursing" ends the current facts that speak of nursing, "I don't eat meat anymore"
+replaces the diet. A correction's new value ("..., it's shellfish") takes the negated
+clause's place. Time words ("last week", "next month", "下个月") leave the sentence and become
+structured time: when it happened, from when it holds, when a plan lapses.
+
+Statements are clean third-person sentences ("The user lives in Shanghai.", "用户住在上海。").
+The rules are general grammar and small closed word classes (relations, pets, diets,
+occupations' word endings), not phrases of any particular conversation.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+# --- data -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ending:
+    """Current facts this statement ends: those of `slot` (exactly), or of the slot `group`,
+    or any of the person's facts, each narrowed to those that speak of `value` when given."""
+
+    slot: str = ""
+    group: str = ""
+    value: str = ""
+
+
+@dataclass
+class Fact:
+    statement: str  # "" for a pure negation: it only ends facts
+    slot: str
+    category: str  # fact | preference | plan | event | correction | relationship | health
+    confidence: float = 0.8
+    importance: float = 0.6
+    ends: list[Ending] = field(default_factory=list)
+    occurred_at: datetime | None = None
+    valid_from: datetime | None = None
+    expires_at: datetime | None = None
+
+    @property
+    def group(self) -> str:
+        return slot_group(self.slot)
+
+
+def slot_group(slot: str) -> str:
+    """The kind of a slot, for endings that name a kind, not a value ("plan:kyoto" -> plan;
+    "sister:home" -> sister:home)."""
+    person, _, rest = slot.rpartition("|")
+    head = rest.split(":", 1)[0]
+    return f"{person}|{head}" if person else head
+
+
+# --- words ----------------------------------------------------------------------------------
+
+_STOP = set(
+    [
+        "a",
+        "an",
+        "the",
+        "my",
+        "our",
+        "your",
+        "his",
+        "her",
+        "their",
+        "its",
+        "to",
+        "of",
+        "in",
+        "at",
+        "on",
+        "for",
+        "with",
+        "and",
+        "or",
+        "as",
+        "is",
+        "am",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "some",
+        "any",
+        "very",
+        "really",
+        "just",
+        "now",
+        "also",
+        "too",
+        "not",
+        "no",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "will",
+        "would",
+        "can",
+        "could",
+        "from",
+        "by",
+        "about",
+        "into",
+    ]
+)
+
+
+def stem(word: str) -> str:
+    """A crude stem, enough to see that "nursing", "nurse" and "nurses" are one word."""
+    word = word.lower()
+    for suffix in ("ing", "ers", "er", "es", "ed", "s", "e", "y"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def stems(text: str) -> set[str]:
+    """Content-word stems of a value; each CJK character counts as a word."""
+    words = re.findall(r"[^\W\d_]+|\d+", text.lower())
+    found: set[str] = set()
+    for word in words:
+        if re.match(r"[\u3400-\u9fff]", word):
+            found.update(ch for ch in word if ch not in "的了是在我你他她它们和与不再")
+        elif word not in _STOP:
+            found.add(stem(word))
+    return found
+
+
+def speaks_of(statement: str, value: str) -> bool:
+    """Whether a stored statement mentions every content word of `value`."""
+    wanted = stems(value)
+    return bool(wanted) and wanted <= stems(statement)
+
+
+def _key(value: str) -> str:
+    return " ".join(sorted(stems(value))) or value.strip().lower()
+
+
+RELATIONS = (
+    "wife|husband|partner|spouse|boyfriend|girlfriend|fiancee?|mother|mom|mum|father|dad"
+    "|parents|sister|brother|siblings|son|daughter|kids|children|child|baby|grandmother"
+    "|grandma|grandfather|grandpa|grandparents|aunt|uncle|cousin|niece|nephew|friend|best friend"
+    "|roommate|flatmate|neighbou?r|boss|manager|colleague|coworker|co-worker|teacher|doctor"
+    "|mother-in-law|father-in-law|sister-in-law|brother-in-law|twin"
+)
+_PLURAL_RELATIONS = {"parents", "siblings", "kids", "children", "grandparents"}
+PETS = (
+    "dog|dogs|puppy|cat|cats|kitten|parrot|bird|hamster|rabbit|bunny|guinea pig|fish|goldfish"
+    "|turtle|tortoise|horse|pony|snake|lizard|gecko|ferret|pig|chicken|chickens"
+)
+DIETS = (
+    "vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore|keto|paleo|halal|kosher"
+    "|gluten-free|lactose-free|dairy-free|plant-based|raw vegan"
+)
+FOOD_GROUPS = (
+    "meat|red meat|pork|beef|chicken|fish|seafood|dairy|eggs|gluten|sugar|meat or fish"
+    "|animal products|alcohol|lamb"
+)
+MARITAL = "married|single|divorced|engaged|widowed|separated"
+# Word endings and heads that name an occupation ("I'm a baker", "I am an engineer").
+_OCCUPATION = re.compile(
+    r"(?:er|or|ist|ian|ant|ent|eer|ect|ic|man|woman|person|chef|nurse|cook|pilot|clerk|judge"
+    r"|coach|student|intern|officer|analyst|consultant|surgeon|dentist|vet|medic|artist"
+    r"|barista|tutor|guide|model|agent|scientist|engineer|architect|mechanic|pharmacist|midwife"
+    r"|paramedic|therapist|nanny|maid|chemist|economist|attorney|accountant|cashier|assistant"
+    r"|secretary|professor|lecturer|researcher|freelancer|founder|ceo|cto|cfo|director|lead)$"
+)
+# Heads that end like an occupation but are not one.
+_FAMILY = (
+    "wife|husband|partner|spouse|boyfriend|girlfriend|fiancee?|mother|mom|mum|father|dad|parent"
+    "|sister|brother|son|daughter|child|baby|grandmother|grandma|grandfather|grandpa|aunt|uncle"
+    "|cousin|niece|nephew|friend|roommate|flatmate|neighbou?r|twin|stepmother|stepfather"
+)
+_NOT_OCCUPATION = re.compile(
+    rf"(?:{_FAMILY}|member|beginner|fan|lover|newcomer|foreigner|winner|loser|owner|user"
+    r"|customer|patient|resident|citizen|native|adult|parent|person|introvert|extrovert"
+    r"|perfectionist|optimist|pessimist|vegetarian|vegan|pescatarian|smoker|drinker|runner"
+    r"|swimmer|reader|gamer|sleeper|eater|early riser|night owl)$",
+    re.I,
+)
+_CONDITION = re.compile(
+    r"(?:diabetes|asthma|epilepsy|hypertension|high blood pressure|low blood pressure|migraines?"
+    r"|arthritis|eczema|psoriasis|celiac disease|coeliac disease|adhd|autism|depression|anxiety"
+    r"|insomnia|cancer|a heart condition|heart disease|anemia|anaemia|gout|lupus|covid|the flu"
+    r"|a cold|allergies|hay fever|\w+itis|\w+osis|\w+emia|\w+ disease|\w+ disorder|\w+ syndrome)",
+    re.I,
+)
+_DEMONYM = re.compile(
+    r"^(?:american|british|english|scottish|welsh|irish|canadian|mexican|brazilian|argentinian"
+    r"|chilean|colombian|peruvian|french|german|italian|spanish|portuguese|dutch|belgian|swiss"
+    r"|austrian|swedish|norwegian|danish|finnish|polish|czech|russian|ukrainian|greek|turkish"
+    r"|egyptian|moroccan|nigerian|kenyan|ethiopian|south african|indian|pakistani|bangladeshi"
+    r"|chinese|japanese|korean|vietnamese|thai|filipino|indonesian|malaysian|singaporean"
+    r"|australian|new zealander|israeli|iranian|iraqi|saudi|emirati|lebanese|jewish|muslim"
+    r"|christian|catholic|buddhist|hindu|atheist|asian|european|african|latino|latina)$",
+    re.I,
+)
+_NOT_NAME = re.compile(
+    r"^(?:fine|good|great|ok|okay|here|back|sorry|sure|ready|done|home|tired|busy|happy|sad"
+    r"|new|excited|afraid|glad|hungry|sick|well|not|so|very|just|also|still|really|actually"
+    r"|going|trying|looking|thinking|learning|working|living|moving|planning|allergic)\b",
+    re.I,
+)
+
+# --- time words -----------------------------------------------------------------------------
+
+_MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
+_WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)}
+_NUMBER_WORDS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3, "several": 3,
+}  # fmt: skip
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+_ZH_NUMBERS = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "几": 3, "半": 0.5}
+
+_EN_TIME = re.compile(
+    r"\b(?:(?P<rel>last|next|this|coming)\s+(?P<relunit>week(?:end)?|month|year|summer|winter"
+    r"|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|(?P<day>yesterday|today|tonight|tomorrow|the day before yesterday|the day after tomorrow)"
+    r"|(?P<count>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few"
+    r"|several)\s+(?P<unit>day|week|month|year)s?\s+(?P<dir>ago|from now|later)"
+    r"|in\s+(?P<incount>\d+|a|an|one|two|three|four|five|six|a couple of|a few)\s+"
+    r"(?P<inunit>day|week|month|year)s?"
+    r"|(?:in|since|back in)\s+(?P<year>(?:19|20)\d\d)"
+    r"|(?:in|on|this|next|last)?\s*(?P<month>january|february|march|april|may|june|july|august"
+    r"|september|october|november|december)(?:\s+(?P<monthday>\d{1,2})(?:st|nd|rd|th)?)?"
+    r"(?:,?\s+(?P<monthyear>(?:19|20)\d\d))?"
+    r"|(?P<vague>recently|lately|these days|nowadays|currently|at the moment|right now|now"
+    r"|anymore|any more|any longer|soon|just now|earlier this year|earlier today))\b",
+    re.I,
+)
+_ZH_TIME = re.compile(
+    r"(?P<zday>大前天|前天|昨天|今天|今晚|明天|后天|大后天)"
+    r"|(?P<zrel>上|下|这|本)(?:个)?(?P<zunit>星期|礼拜|周末|周|月)"
+    r"|(?P<zyear>去年|前年|今年|明年|后年)"
+    r"|(?P<zcount>[一两二三四五六几半\d]+)(?:个)?(?P<zcunit>天|星期|周|月|年)(?P<zdir>前|后|以后|之后|以前)"
+    r"|(?P<zvague>最近|近来|现在|目前|如今|已经|刚刚|刚才|马上|很快|不久)"
+)
+_MAY_VERB = re.compile(r"\bmay\s+(?:be|have|not|go|want)\b", re.I)
+
+
+@dataclass
+class When:
+    at: datetime | None = None  # the point it names
+    end: datetime | None = None  # the end of the period it names (a plan lapses after it)
+    future: bool = False
+    past: bool = False
+
+
+def _month_end(day: datetime) -> datetime:
+    last = calendar.monthrange(day.year, day.month)[1]
+    return day.replace(day=last, hour=23, minute=59, second=59, microsecond=0)
+
+
+def _add_months(day: datetime, months: int) -> datetime:
+    month = day.month - 1 + months
+    year, month = day.year + month // 12, month % 12 + 1
+    return day.replace(
+        year=year, month=month, day=min(day.day, calendar.monthrange(year, month)[1])
+    )
+
+
+def _en_when(match: re.Match[str], now: datetime) -> When:
+    g = match.groupdict()
+    if g["rel"]:
+        rel, unit = g["rel"].lower(), g["relunit"].lower()
+        sign = -1 if rel == "last" else 1 if rel in ("next", "coming") else 0
+        if unit in _WEEKDAYS:
+            delta = (_WEEKDAYS[unit] - now.weekday()) % 7 or 7
+            at = now + timedelta(days=delta if sign >= 0 else delta - 7)
+            return When(at, at.replace(hour=23, minute=59), future=sign > 0, past=sign < 0)
+        if unit == "month":
+            at = _add_months(now, sign)
+            return When(at, _month_end(at), future=sign > 0, past=sign < 0)
+        if unit == "year":
+            at = now.replace(year=now.year + sign)
+            return When(at, at.replace(month=12, day=31, hour=23, minute=59), sign > 0, sign < 0)
+        days = {"week": 7, "weekend": 7}.get(unit, 91)
+        at = now + timedelta(days=sign * days)
+        return When(at, at + timedelta(days=days), future=sign > 0, past=sign < 0)
+    if g["day"]:
+        offset = {
+            "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
+            "the day before yesterday": -2, "the day after tomorrow": 2,
+        }[g["day"].lower()]  # fmt: skip
+        at = now + timedelta(days=offset)
+        return When(at, at.replace(hour=23, minute=59), future=offset > 0, past=offset < 0)
+    if g["count"]:
+        count = _NUMBER_WORDS.get(g["count"].lower()) or int(g["count"])
+        days = count * _UNIT_DAYS[g["unit"].lower()]
+        sign = -1 if g["dir"].lower() == "ago" else 1
+        at = now + timedelta(days=sign * days)
+        return When(at, at + timedelta(days=1), future=sign > 0, past=sign < 0)
+    if g["incount"]:
+        count = _NUMBER_WORDS.get(g["incount"].lower()) or int(g["incount"])
+        at = now + timedelta(days=count * _UNIT_DAYS[g["inunit"].lower()])
+        return When(at, at + timedelta(days=1), future=True)
+    if g["year"]:
+        year = int(g["year"])
+        at = now.replace(year=year, month=1, day=1)
+        return When(at, at.replace(month=12, day=31), future=year > now.year, past=year < now.year)
+    if g["month"]:
+        month = _MONTHS[g["month"].lower()]
+        year = int(g["monthyear"]) if g["monthyear"] else now.year
+        day = min(int(g["monthday"] or 1), calendar.monthrange(year, month)[1])
+        at = now.replace(year=year, month=month, day=day)
+        end = at.replace(hour=23, minute=59) if g["monthday"] else _month_end(at)
+        return When(at, end, future=at > now, past=end < now)
+    return When()
+
+
+def _zh_when(match: re.Match[str], now: datetime) -> When:
+    g = match.groupdict()
+    if g["zday"]:
+        offset = {"大前天": -3, "前天": -2, "昨天": -1, "今天": 0, "今晚": 0, "明天": 1,
+                  "后天": 2, "大后天": 3}[g["zday"]]  # fmt: skip
+        at = now + timedelta(days=offset)
+        return When(at, at.replace(hour=23, minute=59), future=offset > 0, past=offset < 0)
+    if g["zrel"]:
+        sign = {"上": -1, "下": 1}.get(g["zrel"], 0)
+        if g["zunit"] == "月":
+            at = _add_months(now, sign)
+            return When(at, _month_end(at), future=sign > 0, past=sign < 0)
+        at = now + timedelta(days=7 * sign)
+        return When(at, at + timedelta(days=7), future=sign > 0, past=sign < 0)
+    if g["zyear"]:
+        sign = {"前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2}[g["zyear"]]
+        at = now.replace(year=now.year + sign)
+        return When(at, at.replace(month=12, day=31, hour=23, minute=59), sign > 0, sign < 0)
+    if g["zcount"]:
+        raw = g["zcount"]
+        count = float(raw) if raw.isdigit() else _ZH_NUMBERS.get(raw[0], 1)
+        unit = {"天": 1, "星期": 7, "周": 7, "月": 30, "年": 365}[g["zcunit"]]
+        sign = -1 if g["zdir"] in ("前", "以前") else 1
+        at = now + timedelta(days=sign * count * unit)
+        return When(at, at + timedelta(days=1), future=sign > 0, past=sign < 0)
+    return When()
+
+
+def take_time(text: str, now: datetime) -> tuple[str, When]:
+    """The clause without its time words, and the time they named (the first that names
+    one)."""
+    when = When()
+
+    def english(match: re.Match[str]) -> str:
+        nonlocal when
+        month = match.group("month")
+        if month and month.lower() == "may" and _MAY_VERB.match(text, match.start("month")):
+            return match.group(0)  # "I may be", not the month
+        found = _en_when(match, now)
+        if when.at is None and found.at is not None:
+            when = found
+        elif found.at is None and match.group("vague") and when.at is None:
+            vague = match.group("vague").lower()
+            when.past = when.past or vague in ("recently", "lately", "just now")
+            when.future = when.future or vague == "soon"
+        return " "
+
+    def chinese(match: re.Match[str]) -> str:
+        nonlocal when
+        found = _zh_when(match, now)
+        if when.at is None and found.at is not None:
+            when = found
+        elif match.group("zvague") in ("马上", "很快", "不久"):
+            when.future = True
+        return ""
+
+    text = _EN_TIME.sub(english, text)
+    text = _ZH_TIME.sub(chinese, text)
+    return re.sub(r"\s{2,}", " ", text).strip(" ,"), when
+
+
+# --- English --------------------------------------------------------------------------------
+
+_CONTRACTIONS = [
+    (r"\bI'm\b", "I am"), (r"\bI've\b", "I have"), (r"\bI'll\b", "I will"),
+    (r"\bI'd\b", "I would"), (r"\bcan't\b", "cannot"), (r"\bwon't\b", "will not"),
+    (r"n't\b", " not"), (r"\b(it|he|she|that|there)'s\b", r"\1 is"),
+    (r"\b(we|they|you)'re\b", r"\1 are"), (r"\b(we|they|you)'ve\b", r"\1 have"),
+    (r"\bgonna\b", "going to"), (r"\bwanna\b", "want to"),
+]  # fmt: skip
+_CONTRACTIONS_RE = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
+_CLAUSES = re.compile(
+    r"(?<=[.!?])\s+|\n+|;\s*|:\s+(?=i\b)"
+    r"|,?\s+(?:and|but|so|because|since|while|though|although|whereas|plus)\s+"
+    r"(?=(?:now\s+|also\s+|then\s+|actually\s+|currently\s+|recently\s+|just\s+)?"
+    r"(?:i|my|it|she|he|they|we)\b)"
+    r"|,\s*(?=(?:and\s+|but\s+|now\s+|actually\s+|also\s+|instead\s+)*"
+    r"(?:i|my|it is|its|it was|she|he|they|we)\b)"
+    r"|,\s*(?=(?:and|but)\s+(?:now|then)\b)",
+    re.I,
+)
+_LEAD = re.compile(
+    r"^(?:(?:hi|hello|hey|well|oh|so|and|but|also|yes|yeah|ok|okay|um|uh|btw|by the way|anyway"
+    r"|honestly|basically|fyi|oops|haha|lol|then|plus)\b[\s,!.:-]*)+",
+    re.I,
+)
+_FRAME = re.compile(
+    r"^(?:(?:it\s+)?turns out|apparently|it seems|i (?:just\s+)?(?:realized|realised|found out"
+    r"|learned|learnt|noticed|remembered)|the doctor (?:said|says|told me)|my doctor (?:said|says"
+    r"|told me)|to be honest|honestly|for the record|just so you know|fun fact)(?:\s+that)?[\s,:]*",
+    re.I,
+)
+_CORRECTION = re.compile(
+    r"^(?:actually|correction|sorry|no|nope|wait|i mean|i meant|to be clear|update|scratch that"
+    r"|let me correct (?:that|myself)|i was wrong)\b[\s,!.:;-]*",
+    re.I,
+)
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|probably|might|i think|i guess|not sure|possibly|kind of|sort of)\b", re.I
+)
+_SUBJECT = re.compile(
+    rf"^(?:(?P<self>i|we)\b|my\s+(?P<rel>{RELATIONS})(?:'s)?\b(?:\s*,?\s*(?P<relname>[A-Z][a-z]+)"
+    r"(?=\s+(?:is|was|has|lives|works|just|recently|moved|got|loves|likes|hates|does|did|will"
+    r"|plans|wants))\s*,?)?)",
+    re.I,
+)
+_VALUE_END = re.compile(
+    r"\s*(?:,|\bbecause\b|\bsince\b|\bwhich\b|\bwho\b|\bwhere\b|\bbut\b|\bso\b|\bthough\b|\bif\b"
+    r"|\bwhen\b|\bas well\b|\bthat is\b|\bright\b|\bthough\b|!|\?|$)",
+    re.I,
+)
+_NAME = r"(?P<name>(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2}))"
+
+
+_VALUE_END_KEEP_COMMAS = re.compile(
+    r"\s*(?:,\s*(?:but|and|because|which|so)\b|\bbecause\b|\bwhich\b|\bbut\b|!|\?|$)", re.I
+)
+
+
+def _clean_value(value: str, commas: bool = False) -> str:
+    value = (_VALUE_END_KEEP_COMMAS if commas else _VALUE_END).split(value, maxsplit=1)[0]
+    value = re.sub(
+        r"(?:\s+(?:now|again|too|as well|instead|anyway|these days|though|after all|at all"
+        r"|either|anymore|any more|any longer))+$",
+        "",
+        value,
+        flags=re.I,
+    )
+    return value.strip(" .,;:!-\"'")
+
+
+def _expand(text: str) -> str:
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
+    for pattern, replacement in _CONTRACTIONS_RE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _sentence(text: str) -> str:
+    text = re.sub(r"\s{2,}", " ", text).strip()
+    return _cap(text if text.endswith((".", "!", "。")) else text + ".")
+
+
+@dataclass
+class _Who:
+    """Whom a clause is about: the user, or one of their people."""
+
+    name: str  # "The user", "The user's sister"
+    prefix: str  # "" for the user, "sister|" for their sister: slots per person
+    plural: bool = False
+
+    def verb(self, singular: str, plural: str) -> str:
+        return plural if self.plural else singular
+
+
+_SELF = _Who("The user", "")
+
+
+def _self_or_them(who: _Who, fact: str) -> str:
+    return f"{who.name} {fact}"
+
+
+@dataclass
+class _Rule:
+    pattern: re.Pattern[str]
+    build: object  # (match, who, negated) -> list[Fact]
+
+
+def _p(regex: str) -> re.Pattern[str]:
+    return re.compile(regex, re.I)
+
+
+def _english_rules() -> list[tuple[re.Pattern[str], str]]:
+    """(pattern over the predicate, the kind of fact); the first match wins."""
+    neg = r"(?P<neg>not\s+|no\s+longer\s+|never\s+)?"
+    be = r"(?:am|is|are|have been|has been)\s+"
+    return [
+        (
+            _p(
+                rf"^{be}{neg}(?:severely\s+|very\s+|mildly\s+)?(?:allergic"
+                r"|intolerant)\s+to\s+(?P<v>.+)"
+            ),
+            "allergy",
+        ),
+        (
+            _p(
+                rf"^(?:do\s+|does\s+)?{neg}(?:have|has)\s+(?:an?\s+)?(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+(?:allergy"
+                r"|intolerance)"
+            ),
+            "allergy",
+        ),
+        (_p(r"^(?:am|is|was)\s+called\s+" + _NAME), "name"),
+        (_p(r"^(?:go|goes)\s+by\s+" + _NAME), "name"),
+        (
+            _p(
+                r"^(?:got|was|were|have been|has been)\s+(?:fired|laid off|let go|made redundant)\b"
+            ),
+            "fired",
+        ),
+        (_p(r"^(?:lost)\s+(?:my|his|her|their)\s+job\b"), "fired"),
+        (
+            _p(
+                r"^(?:do\s+|does\s+)?(?:not|no\s+longer)\s+(?:have"
+                rf"|has|own|owns)\s+(?:an?\s+|the\s+|my\s+)?(?P<species>{PETS})\b"
+            ),
+            "pet-gone",
+        ),
+        (_p(rf"^{be}{neg}(?:an?\s+|strictly\s+|fully\s+|now\s+)*(?P<v>{DIETS})\b"), "diet"),
+        (_p(rf"^{be}(?:on|following)\s+an?\s+(?P<v>[\w-]+)\s+diet"), "diet"),
+        (
+            _p(
+                r"^(?:do\s+|does\s+)?(?P<neg>not\s+|no\s+longer\s+"
+                rf"|never\s+)(?:eat|eats|drink|drinks)\s+(?P<v>(?:{FOOD_GROUPS})\b.*)"
+            ),
+            "diet-not",
+        ),
+        (
+            _p(rf"^(?:stopped|quit|gave up)\s+(?:eating|drinking)\s+(?P<v>(?:{FOOD_GROUPS})\b.*)"),
+            "diet-stop",
+        ),
+        (
+            _p(
+                r"^(?:have|has)\s+(?:just\s+)?(?:moved|relocated)\s+(?:back\s+)?(?:in)?to\s+(?P<v>.+)"
+            ),
+            "home",
+        ),
+        (
+            _p(
+                rf"^(?:do\s+|does\s+)?{neg}(?:live|lives|am living|is living"
+                r"|are living|reside|resides|am based|is based|am staying"
+                r"|is staying|just moved|moved|relocated|moved back)\s+(?:back\s+)?(?:in"
+                r"|to|at)\s+(?P<v>.+)"
+            ),
+            "home",
+        ),
+        (_p(r"^(?:am|is|are)\s+(?:originally\s+)?from\s+(?P<v>.+)"), "origin"),
+        (
+            _p(
+                rf"^(?:do\s+|does\s+)?{neg}(?:work|works|am working"
+                r"|is working|started working|started a new job|got a (?:new\s+)?job"
+                r"|have been working|has been working)\s+(?:\w+ly\s+"
+                r"|full[- ]time\s+|part[- ]time\s+|now\s+)?as\s+(?:an?\s+)?(?P<v>.+)"
+            ),
+            "job",
+        ),
+        (
+            _p(
+                rf"^(?:do\s+|does\s+)?{neg}(?:work|works|am working"
+                r"|is working|started working|got a (?:new\s+)?job"
+                r"|have been working|has been working|joined|started at)\s+(?:at"
+                r"|for|with)\s+(?P<v>.+)"
+            ),
+            "employer",
+        ),
+        (_p(r"^(?:joined)\s+(?P<v>[A-Z].+)"), "employer"),
+        (_p(r"^(?:am|is|are)\s+(?:now\s+)?retired\b"), "retired"),
+        (_p(r"^(?:retired|have retired|has retired)\b"), "retired"),
+        (_p(r"^(?:stopped|quit)\s+taking\s+(?P<v>.+)"), "medication-stop"),
+        (
+            _p(
+                r"^(?:quit|left|lost|stopped|gave up|resigned from|was fired from"
+                r"|got fired from|got laid off from|retired from)\s+(?:my\s+job\s+(?:as"
+                r"|at)\s+(?:an?\s+)?|working\s+(?:as|at|for)\s+(?:an?\s+)?"
+                r"|being\s+an?\s+|(?:my|his|her|their)\s+)?(?P<v>.+)"
+            ),
+            "quit",
+        ),
+        (
+            _p(
+                r"^(?:am|is|are)\s+(?:no\s+longer|not)\s+(?:an?\s+)(?P<v>.+?)(?:\s+(?:anymore"
+                r"|any more|any longer))?$"
+            ),
+            "no-longer",
+        ),
+        (_p(rf"^{be}(?P<neg>not\s+)?(?P<v>{MARITAL})\b(?:\s+to\s+{_NAME})?"), "marital"),
+        (
+            _p(
+                r"^(?:got|just got|recently got)\s+(?P<v>married|engaged"
+                rf"|divorced|separated)\b(?:\s+to\s+{_NAME})?"
+            ),
+            "marital",
+        ),
+        (
+            _p(
+                r"^(?:have|has|got|adopted|just got|bought)\s+(?:an?"
+                r"|one|two|three|four|\d+|a\s+new|another)\s+(?:new\s+"
+                rf"|little\s+|pet\s+|rescue\s+|\w+\s+)?(?P<species>{PETS})\b(?:\s*,?\s*(?:named"
+                rf"|called)\s+{_NAME})?"
+            ),
+            "pet",
+        ),
+        (
+            _p(
+                r"^(?:have|has)\s+(?:an?|one|two|three|four|\d+|no)\s+(?:older\s+"
+                r"|younger\s+|little\s+|big\s+|twin\s+)?(?P<rel>sisters?"
+                r"|brothers?|sons?|daughters?|kids|children|child|siblings"
+                rf"|grandchildren)\b(?:\s*,?\s*(?:named|called)\s+{_NAME})?"
+            ),
+            "family",
+        ),
+        (
+            _p(
+                r"^(?:do\s+|does\s+)?(?P<neg>not\s+|no\s+longer\s+)(?:have"
+                rf"|has|suffer from|suffers from)\s+(?P<v>{_CONDITION.pattern})"
+            ),
+            "condition",
+        ),
+        (
+            _p(
+                r"^(?:have|has|suffer from|suffers from|was diagnosed with"
+                r"|were diagnosed with|got diagnosed with|have been diagnosed with"
+                rf"|has been diagnosed with)\s+(?P<v>{_CONDITION.pattern})"
+            ),
+            "condition",
+        ),
+        (
+            _p(
+                rf"^{be}{neg}(?P<v>diabetic|asthmatic|epileptic|pregnant"
+                r"|anemic|anaemic|celiac|coeliac|lactose intolerant)\b"
+            ),
+            "condition-adj",
+        ),
+        (
+            _p(
+                r"^(?:do\s+|does\s+)?(?P<neg>not\s+|no\s+longer\s+)(?:take"
+                r"|takes|am taking|is taking|am on|is on)\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)"
+                r"(?:\s+(?:medication"
+                r"|meds|pills|tablets)|$)"
+            ),
+            "medication",
+        ),
+        (
+            _p(
+                r"^(?:take|takes|am taking|is taking|started taking)"
+                r"\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+(?:medication"
+                r"|meds|pills|tablets|daily|every day|for)"
+            ),
+            "medication",
+        ),
+        (
+            _p(
+                r"^(?:do\s+|does\s+|would\s+)?(?P<neg>not\s+|no\s+longer\s+)?(?:really\s+"
+                r"|absolutely\s+|totally\s+|also\s+|still\s+)?(?P<verb>love"
+                r"|loves|like|likes|enjoy|enjoys|prefer|prefers|adore"
+                r"|adores|hate|hates|dislike|dislikes|cannot stand|can not stand"
+                r"|am into|is into|am a (?:big |huge )?fan of|is a (?:big "
+                r"|huge )?fan of)\s+(?P<v>.+)"
+            ),
+            "opinion",
+        ),
+        (
+            _p(
+                r"^(?:am|is|are)\s+(?P<neg>not\s+)?(?:going|planning"
+                r"|hoping|about|scheduled|set)\s+to\s+(?P<v>.+)"
+            ),
+            "plan",
+        ),
+        (
+            _p(
+                r"^(?:will|plan to|plans to|intend to|intends to|want to"
+                r"|wants to|would like to|hope to|hopes to|am going to"
+                r"|is going to|have to|need to)\s+(?P<v>.+)"
+            ),
+            "plan",
+        ),
+        (
+            _p(
+                r"^(?:am|is|are)\s+(?:flying|travell?ing|heading|driving"
+                r"|moving|visiting|leaving|starting|attending|getting married|having)\b(?P<v>.*)"
+            ),
+            "plan-progressive",
+        ),
+        (_p(r"^(?:cancell?ed|called off|postponed)\s+(?:my\s+|our\s+|the\s+)?(?P<v>.+)"), "cancel"),
+        (
+            _p(
+                r"^(?:went|travell?ed|flew|visited|attended|graduated"
+                r"|finished|completed|ran|won|got back|came back|returned"
+                r"|started|bought|sold|met|had|adopted|celebrated|took)\b(?P<v>.*)"
+            ),
+            "event",
+        ),
+        (_p(r"^(?:speak|speaks)\s+(?P<v>.+)"), "language"),
+        (
+            _p(r"^(?:study|studies|am studying|is studying|majored in|major in)\s+(?P<v>.+)"),
+            "study",
+        ),
+        (_p(r"^(?:play|plays)\s+(?P<v>.+)"), "hobby"),
+        (_p(r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?\s*$"), "age"),
+        (_p(r"^(?:am|is|are)\s+(?P<v>(?!going\b)[a-z]+ing\b.+)"), "activity"),
+        (_p(r"^(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"), "age"),
+        (_p(r"^(?:am|is)\s+(?P<v>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})\s*$"), "name-bare"),
+        (
+            _p(r"^(?:am|is|are)\s+(?:now\s+)?(?P<neg>not\s+)?(?:an?\s+)(?P<v>[\w -]{2,60})"),
+            "identity",
+        ),
+    ]
+
+
+_RULES = _english_rules()
+_MY_THING = re.compile(
+    rf"^my\s+(?:(?P<rel>{RELATIONS})'s\s+)?(?P<attr>(?:favou?rite\s+)?[a-z]+(?:\s+[a-z]+)?)\s+"
+    r"(?:is|are|was)\s+(?P<v>.+)",
+    re.I,
+)
+_MY_PET = re.compile(
+    rf"^my\s+(?:new\s+|little\s+)?(?P<species>{PETS})(?:'s name is"
+    rf"|\s+is\s+(?:named|called)|,)?\s+{_NAME}"
+    r"(?:\s+(?P<pred>.+))?$",
+    re.I,
+)
+_IT_IS = re.compile(
+    r"^(?:it is|it was|its|it is actually|rather|but|only|just|instead(?:\s+it is)?)\s+(?P<v>.+)",
+    re.I,
+)
+_NOW_A = re.compile(r"^(?:now\s+)?(?:i am\s+)?(?:an?\s+)?(?P<v>[\w -]{2,40})\s+now$", re.I)
+
+
+def _is_occupation(value: str) -> bool:
+    head = value.lower().split()[-1] if value.split() else ""
+    return bool(_OCCUPATION.search(head)) and not _NOT_OCCUPATION.search(value.lower())
+
+
+def _bare_name(value: str) -> bool:
+    words = value.split()
+    return (
+        0 < len(words) <= 3
+        and all(w[0].isupper() for w in words)
+        and not _DEMONYM.match(value)
+        and not _NOT_NAME.match(value)
+    )
+
+
+class _Clause:
+    """State carried between the clauses of one turn (a correction's new value)."""
+
+    def __init__(self) -> None:
+        self.negated: tuple[str, _Who] | None = None  # the rule kind of the last negation
+
+
+def _english_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact]:
+    pred = clause
+    for pattern, kind in _RULES:
+        match = pattern.search(pred)
+        if not match:
+            continue
+        facts = _build(kind, match, who, correction)
+        if facts is None:
+            continue
+        negated = match.groupdict().get("neg")
+        if negated and kind in ("allergy", "home", "job", "employer", "diet", "condition",
+                                "condition-adj", "medication", "opinion", "marital"):  # fmt: skip
+            carry.negated = (kind, who)
+        return facts
+    return []
+
+
+def _value(match: re.Match[str], group: str = "v") -> str:
+    return _clean_value(match.group(group) or "")
+
+
+def _build_job(who: _Who, value: str, conf: float) -> Fact:
+    article = "an" if value[:1].lower() in "aeiou" else "a"
+    text = f"{who.name} {who.verb('works', 'work')} as {article} {value}"
+    return Fact(_sentence(text), f"{who.prefix}job", "fact", conf, 0.75)
+
+
+def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fact] | None:
+    g = m.groupdict()
+    negated = bool((g.get("neg") or "").strip())
+    p = who.prefix
+    conf = 0.9 if correction else 0.8
+    if kind == "allergy":
+        value = _value(m)
+        if not value:
+            return None
+        slot = f"{p}allergy:{_key(value)}"
+        if negated:
+            return [Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)])]
+        text = f"{who.name} {who.verb('is', 'are')} allergic to {value}"
+        return [Fact(_sentence(text), slot, "health", conf, 0.95)]
+    if kind in ("name", "name-bare"):
+        name = (g.get("name") or g.get("v") or "").strip()
+        if kind == "name-bare" and not _bare_name(name):
+            return None
+        name = _clean_value(name)
+        if not name:
+            return None
+        text = f"{who.name}'s name is {name}" if who.prefix else f"The user's name is {name}"
+        return [Fact(_sentence(text), f"{p}name", "fact", conf, 0.9)]
+    if kind == "diet":
+        value = _value(m).lower()
+        if negated:
+            return [
+                Fact("", f"{p}diet", "fact", conf, 0.8, ends=[Ending(slot=f"{p}diet", value=value)])
+            ]
+        text = (
+            f"{who.name} {who.verb('is', 'are')} {value}"
+            if "diet" not in value
+            else f"{who.name} follows a {value}"
+        )
+        return [Fact(_sentence(text), f"{p}diet", "fact", conf, 0.8)]
+    if kind in ("diet-not", "diet-stop"):
+        value = _value(m)
+        value = re.sub(r"\s+(?:anymore|any more|any longer)$", "", value)
+        verb = "drink" if "alcohol" in value else "eat"
+        text = f"{who.name} {who.verb('does', 'do')} not {verb} {value}"
+        return [Fact(_sentence(text), f"{p}diet", "fact", conf, 0.8)]
+    if kind == "home":
+        value = _value(m)
+        if not value or value.lower() in ("here", "there", "it", "this", "that"):
+            return None
+        if negated:
+            return [
+                Fact("", f"{p}home", "fact", conf, 0.8, ends=[Ending(slot=f"{p}home", value=value)])
+            ]
+        text = f"{who.name} {who.verb('lives', 'live')} in {value}"
+        return [Fact(_sentence(text), f"{p}home", "fact", conf, 0.8)]
+    if kind == "origin":
+        value = _value(m)
+        return (
+            [
+                Fact(
+                    _sentence(f"{who.name} {who.verb('is', 'are')} from {value}"),
+                    f"{p}origin",
+                    "fact",
+                    conf,
+                    0.7,
+                )
+            ]
+            if value
+            else None
+        )
+    if kind in ("job", "employer"):
+        value = _value(m)
+        value = re.sub(r"^(?:an?|the)\s+", "", value) if kind == "job" else value
+        if not value:
+            return None
+        if negated:
+            return [
+                Fact(
+                    "",
+                    f"{p}{kind}",
+                    "fact",
+                    conf,
+                    0.7,
+                    ends=[Ending(slot=f"{p}{kind}", value=value)],
+                )
+            ]
+        if kind == "employer" and (
+            split := re.match(r"^(?P<org>.+?)\s+as\s+(?:an?\s+)?(?P<job>.+)$", value)
+        ):
+            org = f"{who.name} {who.verb('works', 'work')} at {split.group('org')}"
+            return [
+                Fact(_sentence(org), f"{p}employer", "fact", conf, 0.75),
+                _build_job(who, split.group("job"), conf),
+            ]
+        if kind == "job":
+            split = re.match(r"^(?P<job>.+?)\s+(?:at|for|with)\s+(?P<org>(?-i:[A-Z]).*)$", value)
+            if split:
+                job = _build_job(who, split.group("job"), conf)
+                org = f"{who.name} {who.verb('works', 'work')} at {split.group('org')}"
+                return [job, Fact(_sentence(org), f"{p}employer", "fact", conf, 0.75)]
+            article = "an" if value[:1].lower() in "aeiou" else "a"
+            text = f"{who.name} {who.verb('works', 'work')} as {article} {value}"
+        else:
+            text = f"{who.name} {who.verb('works', 'work')} at {value}"
+        return [Fact(_sentence(text), f"{p}{kind}", "fact", conf, 0.75)]
+    if kind == "fired":
+        return [
+            Fact(
+                "",
+                "",
+                "fact",
+                conf,
+                0.7,
+                ends=[Ending(slot=f"{p}job"), Ending(slot=f"{p}employer")],
+            )
+        ]
+    if kind == "pet-gone":
+        species = re.sub(r"s$", "", g["species"].lower())
+        return [Fact("", "", "fact", conf, 0.6, ends=[Ending(group=f"{p}pet", value=species)])]
+    if kind == "retired":
+        text = f"{who.name} {who.verb('is', 'are')} retired"
+        return [
+            Fact(_sentence(text), f"{p}job", "fact", conf, 0.7, ends=[Ending(slot=f"{p}employer")])
+        ]
+    if kind == "quit":
+        value = _value(m)
+        if not value:
+            return None
+        generic = re.match(r"^(?:job|work|position|role)\b", value, re.I)
+        if generic:
+            ends = [Ending(slot=f"{p}job"), Ending(slot=f"{p}employer")]
+        else:
+            ends = [Ending(value=value, group=f"{p}job"), Ending(value=value, group=f"{p}employer")]
+            ends += [Ending(value=value)]
+        return [Fact("", "", "fact", conf, 0.7, ends=ends)]
+    if kind == "no-longer":
+        value = _value(m)
+        if not value:
+            return None
+        return [Fact("", "", "fact", conf, 0.7, ends=[Ending(value=value)])]
+    if kind == "marital":
+        value = (g.get("v") or "").lower()
+        partner = g.get("name")
+        if negated:
+            return [
+                Fact(
+                    "",
+                    f"{p}marital",
+                    "relationship",
+                    conf,
+                    0.7,
+                    ends=[Ending(slot=f"{p}marital", value=value)],
+                )
+            ]
+        text = f"{who.name} {who.verb('is', 'are')} {value}" + (f" to {partner}" if partner else "")
+        return [Fact(_sentence(text), f"{p}marital", "relationship", conf, 0.75)]
+    if kind == "pet":
+        species = g["species"].lower()
+        name = g.get("name")
+        text = f"{who.name} {who.verb('has', 'have')} a {species}" + (
+            f" named {name}" if name else ""
+        )
+        return [Fact(_sentence(text), f"{p}pet:{_key(name or species)}", "fact", conf, 0.7)]
+    if kind == "family":
+        rel = g["rel"].lower()
+        name = g.get("name")
+        count = m.group(0).split()[1].lower()
+        text = f"{who.name} {who.verb('has', 'have')} {count} {rel}" + (
+            f" named {name}" if name else ""
+        )
+        return [
+            Fact(
+                _sentence(text),
+                f"{p}family:{_key(rel)}:{_key(name or '')}",
+                "relationship",
+                conf,
+                0.7,
+            )
+        ]
+    if kind in ("condition", "condition-adj"):
+        value = _value(m)
+        key = _key(value)
+        slot = f"{p}condition:{key}"
+        if negated:
+            return [
+                Fact(
+                    "",
+                    slot,
+                    "health",
+                    conf,
+                    0.9,
+                    ends=[Ending(slot=slot), Ending(group=f"{p}condition", value=value)],
+                )
+            ]
+        verb = who.verb("is", "are") if kind == "condition-adj" else who.verb("has", "have")
+        return [Fact(_sentence(f"{who.name} {verb} {value}"), slot, "health", conf, 0.9)]
+    if kind in ("medication", "medication-stop"):
+        value = _value(m)
+        slot = f"{p}medication:{_key(value)}"
+        if negated or kind == "medication-stop":
+            return [
+                Fact(
+                    "",
+                    slot,
+                    "health",
+                    conf,
+                    0.9,
+                    ends=[Ending(slot=slot), Ending(group=f"{p}medication", value=value)],
+                )
+            ]
+        return [
+            Fact(
+                _sentence(f"{who.name} {who.verb('takes', 'take')} {value}"),
+                slot,
+                "health",
+                conf,
+                0.9,
+            )
+        ]
+    if kind == "opinion":
+        value = _value(m)
+        value = re.sub(r"\s+(?:anymore|any more|any longer)$", "", value)
+        if not value or value.lower() in ("it", "that", "this", "them", "you", "to"):
+            return None
+        verb = g["verb"].lower()
+        dislike = verb.startswith(("hate", "dislike", "cannot", "can not"))
+        if negated:
+            dislike = not dislike
+        slot = f"{p}opinion:{_key(value)}"
+        if negated and not dislike:  # "I don't hate X anymore": the dislike ends
+            return [Fact("", slot, "preference", conf, 0.6, ends=[Ending(slot=slot)])]
+        if dislike and negated:
+            text = f"{who.name} {who.verb('does', 'do')} not like {value}"
+        elif dislike:
+            text = f"{who.name} {who.verb('dislikes', 'dislike')} {value}"
+        elif verb.startswith("prefer"):
+            text = f"{who.name} {who.verb('prefers', 'prefer')} {value}"
+        elif verb.startswith(("love", "adore")):
+            text = f"{who.name} {who.verb('loves', 'love')} {value}"
+        elif "fan" in verb or "into" in verb:
+            text = f"{who.name} {who.verb('is', 'are')} a fan of {value}"
+        else:
+            text = f"{who.name} {who.verb('likes', 'like')} {value}"
+        return [Fact(_sentence(text), slot, "preference", conf, 0.6)]
+    if kind in ("plan", "plan-progressive"):
+        value = _value(m) if kind == "plan" else m.group(0).split(None, 1)[1]
+        value = _clean_value(value) if kind == "plan-progressive" else value
+        if not value or len(value) < 3:
+            return None
+        if negated:  # "I'm not going to Kyoto anymore": the plan ends
+            value = re.sub(r"\s+(?:anymore|any more|any longer)$", "", value)
+            return [Fact("", "", "plan", conf, 0.6, ends=[Ending(group=f"{p}plan", value=value)])]
+        if kind == "plan":
+            verb = m.group(0).split()[0].lower()
+            lead = "is going to" if verb in ("am", "is", "are") else "plans to"
+            text = f"{who.name} {lead} {value}"
+        else:
+            text = f"{who.name} {who.verb('is', 'are')} {value}"
+        return [Fact(_sentence(text), f"{p}plan:{_key(value)}", "plan", 0.75, 0.6)]
+    if kind == "cancel":
+        value = _value(m)
+        return [
+            Fact(
+                "",
+                "",
+                "plan",
+                conf,
+                0.6,
+                ends=[
+                    Ending(
+                        group=f"{p}plan",
+                        value=re.sub(r"^(?:trip|plans?|visit|journey)\s+(?:to|for)\s+", "", value),
+                    )
+                ],
+            )
+        ]
+    if kind == "event":
+        verb = m.group(0).split()[0]
+        rest = _clean_value(g.get("v") or "")
+        if len(rest) < 2 and verb.lower() not in ("graduated", "retired"):
+            return None
+        text = f"{who.name} {verb.lower()} {rest}".strip()
+        # A plan that happened is no longer a plan: the event ends it.
+        ends = [Ending(group=f"{p}plan", value=rest)] if stems(rest) else []
+        return [
+            Fact(
+                _sentence(text), f"{p}event:{_key(verb + ' ' + rest)}", "event", 0.8, 0.6, ends=ends
+            )
+        ]
+    if kind == "language":
+        value = _value(m)
+        return (
+            [
+                Fact(
+                    _sentence(f"{who.name} {who.verb('speaks', 'speak')} {value}"),
+                    f"{p}language:{_key(value)}",
+                    "fact",
+                    conf,
+                    0.5,
+                )
+            ]
+            if value
+            else None
+        )
+    if kind == "study":
+        value = _value(m)
+        return (
+            [
+                Fact(
+                    _sentence(f"{who.name} {who.verb('studies', 'study')} {value}"),
+                    f"{p}study",
+                    "fact",
+                    conf,
+                    0.6,
+                )
+            ]
+            if value
+            else None
+        )
+    if kind == "hobby":
+        value = _value(m)
+        return (
+            [
+                Fact(
+                    _sentence(f"{who.name} {who.verb('plays', 'play')} {value}"),
+                    f"{p}hobby:{_key(value)}",
+                    "preference",
+                    conf,
+                    0.5,
+                )
+            ]
+            if value
+            else None
+        )
+    if kind == "activity":
+        value = _value(m)
+        if len(value.split()) < 2:
+            return None
+        text = f"{who.name} {who.verb('is', 'are')} {value}"
+        return [Fact(_sentence(text), f"{p}activity:{_key(value)}", "fact", 0.75, 0.5)]
+    if kind == "age":
+        value = g["v"]
+        return [
+            Fact(
+                _sentence(f"{who.name} {who.verb('is', 'are')} {value} years old"),
+                f"{p}age",
+                "fact",
+                conf,
+                0.6,
+            )
+        ]
+    if kind == "identity":
+        value = _value(m)
+        if not value:
+            return None
+        value = re.sub(r"\s+(?:anymore|any more|any longer)$", "", value)
+        if negated:
+            return [Fact("", "", "fact", conf, 0.6, ends=[Ending(value=value)])]
+        article = "an" if value[:1].lower() in "aeiou" else "a"
+        if _is_occupation(value):
+            text = f"{who.name} {who.verb('works', 'work')} as {article} {value}"
+            return [Fact(_sentence(text), f"{p}job", "fact", conf, 0.7)]
+        text = f"{who.name} {who.verb('is', 'are')} {article} {value}"
+        return [Fact(_sentence(text), "", "fact", 0.7, 0.5)]
+    return None
+
+
+def _english_clause(
+    raw: str, carry: _Clause, now: datetime, previous: _Who
+) -> tuple[list[Fact], _Who]:
+    clause = _LEAD.sub("", raw.strip().rstrip(" .!")).strip()
+    correction = bool(_CORRECTION.match(clause))
+    clause = _CORRECTION.sub("", clause).strip()
+    clause = _LEAD.sub("", clause).strip()
+    clause = _FRAME.sub("", clause).strip()
+    clause = re.sub(r"\s+(?:after all|to be honest|by the way|as well)$", "", clause, flags=re.I)
+    hedged = bool(_HEDGE.search(clause))
+    clause = re.sub(
+        r"\b(?:i think|i guess|maybe|perhaps|probably|possibly)\b[\s,]*", "", clause, flags=re.I
+    ).strip()
+    clause, when = take_time(clause, now)
+    clause = re.sub(r"^(?:then|and|but|so|also|actually)\s+", "", clause, flags=re.I).strip()
+    clause = clause.rstrip(" .!")
+    if (
+        not clause
+        or clause.endswith("?")
+        or (
+            re.match(
+                r"^(?:do|does|did|can|could|would|should|what|where|when|who|how|why|is|are)\b",
+                clause,
+                re.I,
+            )
+            and "?" in raw
+        )
+    ):
+        return [], previous
+    facts: list[Fact] = []
+    who = previous
+    # "it's shellfish" after "I'm not allergic to peanuts": the negated fact, a new value.
+    it_is = _IT_IS.match(clause)
+    if it_is and carry.negated is not None:
+        kind, who = carry.negated
+        carry.negated = None
+        value = _clean_value(it_is.group("v"))
+        prefix = {"allergy": "am allergic to ", "home": "live in ", "job": "work as ",
+                  "employer": "work at ", "diet": "am ", "condition": "have ",
+                  "condition-adj": "am ", "medication": "take ", "opinion": "like ",
+                  "marital": "am "}[kind]  # fmt: skip
+        value = re.sub(r"^(?:to|in|at|as)\s+", "", value, flags=re.I)
+        facts = _english_facts(prefix + value, who, _Clause(), True)
+    else:
+        call = re.match(
+            r"^(?i:(?:you can |please |just |everyone |people |friends )*call me\s+)" + _NAME,
+            clause,
+        )
+        if call and _bare_name(call.group("name")):
+            facts = [
+                Fact(
+                    _sentence(f"The user's name is {call.group('name')}"), "name", "fact", 0.8, 0.9
+                )
+            ]
+            for fact in facts:
+                _apply_time(fact, when, now)
+            return facts, _SELF
+        thing = _MY_THING.match(clause)
+        pet = _MY_PET.match(clause)
+        subject = _SUBJECT.match(clause)
+        if pet and re.match(
+            r"^(?:died|passed away|ran away|is gone|was put down)", pet.group("pred") or ""
+        ):
+            facts = [
+                Fact("", "", "fact", 0.8, 0.6, ends=[Ending(group="pet", value=pet.group("name"))])
+            ]
+        elif pet:
+            species, name = pet.group("species").lower(), pet.group("name")
+            text = f"The user has a {species} named {name}"
+            facts = [Fact(_sentence(text), f"pet:{_key(name)}", "fact", 0.8, 0.7)]
+        elif thing and not (
+            thing.group("attr").lower() in _relation_words() and not thing.group("rel")
+        ):
+            rel, attr = thing.group("rel"), thing.group("attr").lower()
+            value = _clean_value(
+                re.sub(
+                    r"^(?:actually|really|now|still|officially)\s+",
+                    "",
+                    thing.group("v"),
+                    flags=re.I,
+                ),
+                commas=True,
+            )
+            if (value and attr not in ("name",)) or (attr == "name" and value):
+                owner = f"The user's {rel.lower()}" if rel else "The user"
+                prefix = f"{rel.lower()}|" if rel else ""
+                slot = {"name": "name", "job": "job", "home": "home", "address": "home"}.get(
+                    attr, attr
+                )
+                text = f"{owner}'s {attr} is {value}"
+                facts = [
+                    Fact(
+                        _sentence(text),
+                        f"{prefix}{slot}",
+                        "relationship" if rel else "fact",
+                        0.9 if correction else 0.8,
+                        0.9 if attr == "name" else 0.7,
+                    )
+                ]
+        elif subject:
+            if subject.group("rel"):
+                rel = subject.group("rel").lower()
+                who = _Who(f"The user's {rel}", f"{rel}|", plural=rel in _PLURAL_RELATIONS)
+                relname = subject.group("relname")
+                rest = clause[subject.end() :].strip(" ,")
+                if relname:
+                    facts.append(
+                        Fact(
+                            _sentence(f"The user's {rel}'s name is {relname}"),
+                            f"{rel}|name",
+                            "relationship",
+                            0.8,
+                            0.6,
+                        )
+                    )
+            else:
+                who = _SELF
+                rest = clause[subject.end() :].strip(" ,")
+            rest = re.sub(
+                r"^(?:also|still|now|just|recently|finally|actually|currently|then|really)\s+",
+                "",
+                rest,
+                flags=re.I,
+            )
+            rest = re.sub(
+                r"^(?:also|still|now|just|recently|finally|actually|currently|then|really)\s+",
+                "",
+                rest,
+                flags=re.I,
+            )
+            rest = re.sub(
+                r"\b(?:actually|honestly|definitely|officially|even)\s+", "", rest, flags=re.I
+            )
+            facts += _english_facts(rest, who, carry, correction)
+        elif who is not _SELF and re.match(r"^(?:she|he|they)\b", clause, re.I):
+            rest = re.sub(r"^(?:she|he|they)\s+", "", clause, flags=re.I)
+            facts = _english_facts(rest, who, carry, correction)
+        else:
+            now_a = _NOW_A.match(clause)
+            if (
+                now_a
+                and carry.negated is None
+                and re.search(rf"\b(?:{DIETS})\b", now_a.group("v"), re.I)
+            ):
+                facts = _english_facts("am " + now_a.group("v"), _SELF, carry, correction)
+    for fact in facts:
+        if hedged:
+            fact.confidence = min(fact.confidence, 0.5)
+        _apply_time(fact, when, now)
+    return facts, who
+
+
+def _relation_words() -> set[str]:
+    return set(RELATIONS.replace("?", "").split("|"))
+
+
+def _apply_time(fact: Fact, when: When, now: datetime) -> None:
+    if when.at is None:
+        return
+    if fact.category == "plan" or (when.future and fact.statement):
+        fact.occurred_at = when.at
+        fact.expires_at = (when.end or when.at) + timedelta(days=1)
+        if fact.category != "plan" and fact.statement:
+            fact.category = "plan"
+            fact.slot = fact.slot or f"plan:{_key(fact.statement)}"
+    elif fact.category == "event":
+        fact.occurred_at = when.at
+    else:
+        fact.valid_from = min(when.at, now)
+
+
+# --- Chinese --------------------------------------------------------------------------------
+
+ZH_RELATIONS = (
+    "姐姐|妹妹|哥哥|弟弟|妈妈|母亲|爸爸|父亲|老婆|妻子|太太|丈夫|老公|男朋友|女朋友|儿子|女儿"
+    "|孩子|朋友|室友|同事|老板|爷爷|奶奶|外公|外婆|父母|叔叔|阿姨"
+)
+ZH_PETS = "狗|猫|小狗|小猫|鹦鹉|仓鼠|兔子|鱼|乌龟"
+_ZH_CLAUSES = re.compile(r"[，,。！!？?；;\n]+|(?:但是|不过(?!敏)|而且|可是|所以)")
+_ZH_LEAD = re.compile(
+    r"^(?:你好|您好|嗨|哈喽|嗯|那个|对了|另外|还有|其实|顺便说一下|然后|而且|但是|不过)+[，,]?"
+)
+_ZH_CORRECTION = re.compile(r"^(?:其实|不对|更正一下|纠正一下|说错了|我说错了|抱歉)[，,]?")
+_ZH_HEDGE = re.compile(r"可能|也许|大概|好像|应该是")
+_ZH_SUBJECT = re.compile(rf"^我(?!们)(?:的)?(?P<rel>{ZH_RELATIONS})?")
+_ZH_JOB_END = re.compile(
+    r"(?:师|员|生|家|工|官|医生|护士|厨师|司机|经理|老板|作家|主管|总监|警察|律师|会计|记者|编辑|店主|学生)$"
+)
+_ZH_CONDITION = re.compile(
+    r"(?:糖尿病|哮喘|高血压|低血压|偏头痛|心脏病|关节炎|湿疹|抑郁症|焦虑症|失眠|癌症|\w{1,4}(?:病|症|炎))"
+)
+
+
+def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact]:
+    p, n = who.prefix, who.name
+    conf = 0.9 if correction else 0.8
+    s = clause
+    if m := re.match(r"^(?:(?P<neg>不|并不|其实不|没有)对|对)(?P<v>.+?)(?P<neg2>不)?过敏", s):
+        value = m.group("v")
+        slot = f"{p}allergy:{_key(value)}"
+        if m.group("neg") or m.group("neg2"):
+            carry.negated = ("zh-allergy", who)
+            return [Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)])]
+        return [Fact(f"{n}对{value}过敏。", slot, "health", conf, 0.95)]
+    if m := re.match(r"^(?:是对|是)(?P<v>.+?)过敏", s):
+        value = m.group("v")
+        return [Fact(f"{n}对{value}过敏。", f"{p}allergy:{_key(value)}", "health", 0.9, 0.95)]
+    if m := re.match(r"^(?:叫|名叫|的名字是|名字叫|名字是)(?P<v>[^\s，,。]{1,12})", s):
+        return [Fact(f"{n}的名字是{m.group('v')}。", f"{p}name", "fact", conf, 0.9)]
+    if m := re.match(
+        r"^(?:现在|已经)?(?:住在|搬到了|搬到|搬去了|搬去|定居在|生活在)(?P<v>[^，,。]+?)(?:了|住|生活)?$",
+        s,
+    ):
+        value = m.group("v")
+        return [Fact(f"{n}住在{value}。", f"{p}home", "fact", conf, 0.8)]
+    if m := re.match(r"^(?:不再|已经不)(?:住在)(?P<v>.+?)了?$", s):
+        return [
+            Fact(
+                "",
+                f"{p}home",
+                "fact",
+                conf,
+                0.8,
+                ends=[Ending(slot=f"{p}home", value=m.group("v"))],
+            )
+        ]
+    if re.match(r"^(?:辞职了|辞职|失业了|退休了|被裁员了|离职了)", s):
+        statement = f"{n}已退休。" if "退休" in s else ""
+        return [
+            Fact(
+                statement,
+                f"{p}job" if statement else "",
+                "fact",
+                conf,
+                0.7,
+                ends=[Ending(slot=f"{p}job"), Ending(slot=f"{p}employer")],
+            )
+        ]
+    if m := re.match(r"^(?:不再|不)(?:当|做|是)(?P<v>.+?)了?$", s):
+        value = m.group("v")
+        if _ZH_JOB_END.search(value):
+            return [
+                Fact(
+                    "",
+                    "",
+                    "fact",
+                    conf,
+                    0.7,
+                    ends=[Ending(group=f"{p}job", value=value), Ending(value=value)],
+                )
+            ]
+    if m := re.match(r"^(?:现在)?在(?P<v>.+?)(?:工作|上班)", s):
+        return [Fact(f"{n}在{m.group('v')}工作。", f"{p}employer", "fact", conf, 0.75)]
+    if m := re.match(
+        r"^(?:现在)?(?:是|当|做)(?:一名|一个|一位|名|个)?(?P<v>[^，,。]{1,12}?)(?:了)?$", s
+    ):
+        value = m.group("v")
+        if re.search(r"(?:素食|吃素)", value):
+            return [Fact(f"{n}吃素。", f"{p}diet", "fact", conf, 0.8)]
+        if _ZH_JOB_END.search(value):
+            return [Fact(f"{n}是{value}。", f"{p}job", "fact", conf, 0.75)]
+    if re.match(r"^(?:现在)?(?:吃素|只吃素|是素食者|是素食主义者)", s):
+        return [Fact(f"{n}吃素。", f"{p}diet", "fact", conf, 0.8)]
+    if m := re.match(r"^(?:不再|不|已经不|戒了)吃(?P<v>[^，,。了]+)了?", s):
+        return [Fact(f"{n}不吃{m.group('v')}。", f"{p}diet", "fact", conf, 0.8)]
+    if m := re.match(
+        rf"^(?:养了|养|有)(?:一只|一条|两只|只|条|一个)?(?P<species>{ZH_PETS})[，,]?(?:叫"
+        r"|名叫|名字叫)(?P<name>[^\s，,。]+)",
+        s,
+    ):
+        name = m.group("name")
+        return [
+            Fact(
+                f"{n}养了一只叫{name}的{m.group('species')}。",
+                f"{p}pet:{_key(name)}",
+                "fact",
+                conf,
+                0.7,
+            )
+        ]
+    if m := re.match(rf"^(?:养了|养|有)(?:一只|一条|两只|只|条)(?P<species>{ZH_PETS})", s):
+        return [
+            Fact(
+                f"{n}养了一只{m.group('species')}。",
+                f"{p}pet:{_key(m.group('species'))}",
+                "fact",
+                conf,
+                0.7,
+            )
+        ]
+    m = re.match(r"^(?:没有|不再有|已经没有)(?P<v>.+?)了?$", s)
+    if m and _ZH_CONDITION.search(m.group("v")):
+        value = m.group("v")
+        return [
+            Fact(
+                "",
+                "",
+                "health",
+                conf,
+                0.9,
+                ends=[
+                    Ending(slot=f"{p}condition:{_key(value)}"),
+                    Ending(group=f"{p}condition", value=value),
+                ],
+            )
+        ]
+    if m := re.match(r"^(?:有|得了|患有|被诊断出)(?P<v>.+)$", s):
+        value = m.group("v").rstrip("了")
+        if _ZH_CONDITION.fullmatch(value):
+            return [Fact(f"{n}患有{value}。", f"{p}condition:{_key(value)}", "health", conf, 0.9)]
+    if m := re.match(
+        r"^(?P<neg>不再|不)?(?:很|非常|特别|也|还)?(?P<verb>喜欢|爱|热爱|讨厌|不喜欢)(?P<v>[^，,。]+?)了?$",
+        s,
+    ):
+        value = m.group("v")
+        dislike = m.group("verb") in ("讨厌", "不喜欢") or bool(m.group("neg"))
+        text = f"{n}{'不喜欢' if dislike else '喜欢'}{value}。"
+        return [Fact(text, f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
+    if m := re.match(r"^(?:不去|不打算去|取消了)(?P<v>.+?)了?$", s):
+        return [
+            Fact("", "", "plan", conf, 0.6, ends=[Ending(group=f"{p}plan", value=m.group("v"))])
+        ]
+    if m := re.match(r"^(?:打算|计划|准备|要|将要|想要|会)(?P<v>.{2,})$", s):
+        value = m.group("v")
+        return [Fact(f"{n}计划{value}。", f"{p}plan:{_key(value)}", "plan", 0.75, 0.6)]
+    if m := re.match(r"^(?:已经)?(?:结婚了|离婚了|订婚了|单身)", s):
+        value = m.group(0).lstrip("已经")
+        return [
+            Fact(
+                f"{n}{value.rstrip('了')}。" if value != "单身" else f"{n}是单身。",
+                f"{p}marital",
+                "relationship",
+                conf,
+                0.75,
+            )
+        ]
+    if m := re.match(r"^(?:去了|去过|参加了|看了|买了|完成了|毕业了)(?P<v>.*)$", s):
+        text = f"{n}{m.group(0)}。"
+        return [Fact(text, f"{p}event:{_key(m.group(0))}", "event", 0.8, 0.6)]
+    return []
+
+
+def _chinese_clause(
+    raw: str, carry: _Clause, now: datetime, previous: _Who
+) -> tuple[list[Fact], _Who]:
+    clause = _ZH_LEAD.sub("", raw.strip())
+    correction = bool(_ZH_CORRECTION.match(clause)) or raw.strip().startswith("其实")
+    clause = _ZH_CORRECTION.sub("", clause)
+    hedged = bool(_ZH_HEDGE.search(clause))
+    clause = _ZH_HEDGE.sub("", clause)
+    clause, when = take_time(clause, now)
+    clause = clause.replace(" ", "")
+    if not clause or clause.endswith(("吗", "呢")):
+        return [], previous
+    who = previous
+    if clause.startswith(("是对", "是")) and carry.negated is not None:
+        _, who = carry.negated
+        carry.negated = None
+        facts = _zh_facts(clause, who, _Clause(), True)
+    else:
+        subject = _ZH_SUBJECT.match(clause)
+        if subject:
+            rel = subject.group("rel")
+            who = _Who(f"用户的{rel}", f"{rel}|") if rel else _Who("用户", "")
+            rest = clause[subject.end() :]
+            rest = re.sub(r"^(?:现在|已经|也|还|刚|刚刚|终于|其实)+", "", rest)
+            facts = _zh_facts(rest, who, carry, correction)
+        elif re.match(r"^(?:她|他)", clause) and who.prefix:
+            facts = _zh_facts(clause[1:], who, carry, correction)
+        else:
+            facts = []
+    for fact in facts:
+        if hedged:
+            fact.confidence = min(fact.confidence, 0.5)
+        _apply_time(fact, when, now)
+    return facts, who
+
+
+# --- entry ----------------------------------------------------------------------------------
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def facts_of(text: str, now: datetime) -> list[Fact]:
+    """The atomic facts a user turn states, in order."""
+    carry = _Clause()
+    facts: list[Fact] = []
+    if _CJK.search(text):
+        who = _Who("用户", "")
+        for part in _ZH_CLAUSES.split(text):
+            if part.strip():
+                found, who = _chinese_clause(part, carry, now, who)
+                facts.extend(found)
+        return facts
+    text = _expand(text)
+    who = _SELF
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        if sentence.strip().endswith("?"):
+            continue
+        for part in _CLAUSES.split(sentence):
+            if part and part.strip():
+                found, who = _english_clause(part, carry, now, who)
+                facts.extend(found)
+        who = _SELF
+    return facts
+
+
+def normal_slot(slot: str) -> str:
+    """A slot named elsewhere (an LLM's "Allergy: Peanuts") in this module's form
+    ("allergy:peanut"), so both extractors' facts meet in one slot."""
+    person, _, rest = slot.strip().lower().rpartition("|")
+    head, sep, value = rest.partition(":")
+    head = re.sub(r"\s+", " ", head.strip())
+    normal = f"{head}:{_key(value)}" if sep and value.strip() else head
+    return f"{person.strip()}|{normal}" if person.strip() else normal
