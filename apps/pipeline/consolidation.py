@@ -32,7 +32,7 @@ from apps.memories.services import (
 )
 from apps.namespaces.models import Namespace
 from apps.pipeline import extraction
-from apps.pipeline.facts import Ending, slot_group, speaks_of
+from apps.pipeline.facts import Ending, slot_group, speaks_of, substitute
 from apps.pipeline.models import (
     ConsolidationLog,
     Decision,
@@ -159,6 +159,16 @@ def consolidate_and_store(
                 keys=keys,
                 pending=pending,
                 log=log,
+            )
+        if certain and candidate.replace is not None:
+            _correct_facts(
+                actor=actor,
+                namespace=namespace,
+                subject=subject,
+                replace=candidate.replace,
+                keys=keys,
+                pending=pending,
+                source=source(candidate),
             )
         if not candidate.content:
             continue
@@ -322,6 +332,70 @@ def _consolidate_one(
             review=review,
         )
     )
+
+
+def _correct_facts(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    subject: Subject,
+    replace: tuple[str, str],
+    keys: KeyCache,
+    pending: list[_Pending],
+    source: dict[str, Any],
+) -> None:
+    """A corrected value ("it's Joan, not Jon"): each current fact that speaks of the old
+    value is said again with the new one, in the same slot, superseding it (history kept);
+    a fact of this same batch is corrected before it is stored."""
+    old, new = replace
+    for other in pending:
+        if not other.ended and not other.review and speaks_of(other.item.content, old):
+            other.item.content = substitute(other.item.content, old, new)
+            other.item.embedding = other.vector = get_provider().embed_documents(
+                [other.item.content]
+            )[0]
+    current = Memory.objects.filter(
+        namespace=namespace,
+        subject=subject,
+        kind=Kind.SEMANTIC,
+        status=Status.ACTIVE,
+        valid_to__isnull=True,
+    ).order_by("created_at")[:500]
+    index_key = keys.index_key(namespace.pk)
+    for memory in current:
+        statement = open_memory(keys, memory)
+        if not speaks_of(statement, old):
+            continue
+        corrected = substitute(statement, old, new)
+        if corrected == statement:
+            continue
+        vector = get_provider().embed_documents([corrected])[0]
+        slot = memory.metadata.get("slot", "")
+        metadata = {k: v for k, v in memory.metadata.items() if k in ("slot", "group", "person")}
+        metadata["supersedes"] = [str(memory.id)]
+        pending.append(
+            _Pending(
+                item=NewMemory(
+                    id=uuid.uuid4(),
+                    content=corrected,
+                    subject_external_id=subject.external_id,
+                    kind=Kind.SEMANTIC,
+                    importance=memory.importance,
+                    confidence=max(memory.confidence, 0.9),
+                    tags=list(memory.tags),
+                    metadata=metadata,
+                    source={**source, "corrects": str(memory.id)},
+                    embedding=vector,
+                    occurred_at=memory.occurred_at,
+                    expires_at=memory.expires_at,
+                ),
+                vector=vector,
+                tokens=index_terms(corrected, index_key),
+                slot=slot,
+                group=memory.metadata.get("group", ""),
+                supersedes=[memory.id],
+            )
+        )
 
 
 def _end_facts(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from apps.pipeline.facts import Ending, facts_of, speaks_of
+from apps.pipeline.facts import Ending, facts_of, speaks_of, substitute
 
 # The context API wraps recalled memories in these markers; text between them came from
 # MemoryHub and is never extracted again.
@@ -57,6 +57,7 @@ class Candidate:
     occurred_at: datetime | None = None  # when it happens or happened (plans, events)
     valid_from: datetime | None = None  # from when it holds ("I moved ... last week")
     expires_at: datetime | None = None  # a plan lapses after its date
+    replace: tuple[str, str] | None = None  # a corrected value: (said before, meant)
 
 
 class Extractor(Protocol):
@@ -132,6 +133,7 @@ def atomic_facts(turn: Turn, now: datetime | None = None) -> list[Candidate]:
             occurred_at=fact.occurred_at,
             valid_from=fact.valid_from,
             expires_at=fact.expires_at,
+            replace=fact.replace,
         )
         for fact in facts_of(turn.content, now)
     ]
@@ -177,6 +179,13 @@ def digest_facts(turns: list[Turn], now: datetime | None = None) -> list[_Held]:
     for turn in extractable_turns(turns):
         moment = now or turn.created_at or datetime.now(UTC)
         for fact in facts_of(turn.content, moment):
+            if fact.replace is not None:
+                old, new = fact.replace
+                for key, item in list(held.items()):
+                    if speaks_of(item.statement, old):
+                        corrected = substitute(item.statement, old, new)
+                        held[key] = _Held(corrected, item.importance, item.order, item.history)
+                continue
             for ending in fact.ends:
                 for key in list(held):
                     slot_matches = not ending.slot or key == ending.slot

@@ -49,6 +49,9 @@ class Fact:
     occurred_at: datetime | None = None
     valid_from: datetime | None = None
     expires_at: datetime | None = None
+    # A correction of a value said before ("it's Joan, not Jon"): the current facts that
+    # speak of the old value are ended and said again with the new one.
+    replace: tuple[str, str] | None = None
 
     @property
     def group(self) -> str:
@@ -155,12 +158,30 @@ def speaks_of(statement: str, value: str) -> bool:
     return bool(wanted) and wanted <= stems(statement)
 
 
+def substitute(statement: str, old: str, new: str) -> str:
+    """The statement with the value `old` corrected to `new` ("...named Jon." -> "...named
+    Joan."): the phrase itself, else the words that share its stems."""
+    if re.search(r"[\u3400-\u9fff]", old):
+        return statement.replace(old, new)
+    literal = re.compile(rf"\b{re.escape(old)}\b", re.I)
+    if literal.search(statement):
+        return literal.sub(new, statement, count=1)
+    wanted = stems(old)
+    words = re.split(r"(\W+)", statement)
+    done = False
+    for index, word in enumerate(words):
+        if word and stem(word) in wanted:
+            words[index] = "" if done else new
+            done = True
+    return re.sub(r"\s{2,}", " ", "".join(words)).replace(" .", ".")
+
+
 def _key(value: str) -> str:
     return " ".join(sorted(stems(value))) or value.strip().lower()
 
 
 RELATIONS = (
-    "wife|husband|partner|spouse|boyfriend|girlfriend|fiancee?|mother|mom|mum|father|dad"
+    "wife|husband|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|mother|mom|mum|father|dad"
     "|parents|sister|brother|siblings|son|daughter|kids|children|child|baby|grandmother"
     "|grandma|grandfather|grandpa|grandparents|aunt|uncle|cousin|niece|nephew|friend|best friend"
     "|roommate|flatmate|neighbou?r|boss|manager|colleague|coworker|co-worker|teacher|doctor"
@@ -208,6 +229,7 @@ _CONDITION = re.compile(
     r"|a cold|allergies|hay fever|\w+itis|\w+osis|\w+emia|\w+ disease|\w+ disorder|\w+ syndrome)",
     re.I,
 )
+_TYPED_CONDITION = rf"(?:type\s+\d\s+|chronic\s+|mild\s+|severe\s+)?{_CONDITION.pattern}"
 _DEMONYM = re.compile(
     r"^(?:american|british|english|scottish|welsh|irish|canadian|mexican|brazilian|argentinian"
     r"|chilean|colombian|peruvian|french|german|italian|spanish|portuguese|dutch|belgian|swiss"
@@ -248,6 +270,8 @@ _EN_TIME = re.compile(
     r"|(?:in|on|this|next|last)?\s*(?P<month>january|february|march|april|may|june|july|august"
     r"|september|october|november|december)(?:\s+(?P<monthday>\d{1,2})(?:st|nd|rd|th)?)?"
     r"(?:,?\s+(?P<monthyear>(?:19|20)\d\d))?"
+    r"|(?:at|by)\s+the\s+end\s+of\s+(?P<endof>the\s+month|this\s+month|the\s+week"
+    r"|this\s+week|the\s+year|this\s+year|next\s+month)"
     r"|(?P<vague>recently|lately|these days|nowadays|currently|at the moment|right now|now"
     r"|anymore|any more|any longer|soon|just now|earlier this year|earlier today))\b",
     re.I,
@@ -285,6 +309,16 @@ def _add_months(day: datetime, months: int) -> datetime:
 
 def _en_when(match: re.Match[str], now: datetime) -> When:
     g = match.groupdict()
+    if g.get("endof"):
+        period = g["endof"].lower()
+        base = _add_months(now, 1) if "next" in period else now
+        if "month" in period:
+            end = _month_end(base)
+        elif "week" in period:
+            end = now + timedelta(days=6 - now.weekday())
+        else:
+            end = now.replace(month=12, day=31)
+        return When(end, end + timedelta(days=1), future=True)
     if g["rel"]:
         rel, unit = g["rel"].lower(), g["relunit"].lower()
         sign = -1 if rel == "last" else 1 if rel in ("next", "coming") else 0
@@ -400,9 +434,16 @@ _CONTRACTIONS = [
     (r"\bI'd\b", "I would"), (r"\bcan't\b", "cannot"), (r"\bwon't\b", "will not"),
     (r"n't\b", " not"), (r"\b(it|he|she|that|there)'s\b", r"\1 is"),
     (r"\b(we|they|you)'re\b", r"\1 are"), (r"\b(we|they|you)'ve\b", r"\1 have"),
-    (r"\bgonna\b", "going to"), (r"\bwanna\b", "want to"),
+    (r"\bgonna\b", "going to"), (r"\bwanna\b", "want to"), (r"\bname's\b", "name is"),
+    (r"\b(mom|mum|dad|sister|brother|wife|husband|son|daughter|friend|partner)'s\s+(?=an?\s)",
+     r"\1 is "),
 ]  # fmt: skip
 _CONTRACTIONS_RE = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
+# Verbs a chat turn starts a clause with, its subject dropped ("moved to Tucson, quit ...").
+_DROPPED = (
+    "moved|relocated|quit|left|started|got|went|became|switched|adopted|booked|finished"
+    "|stopped|joined|retired|married|cancell?ed|had to cancel|gave up|took up|turned|cut|no more"
+)
 _CLAUSES = re.compile(
     r"(?<=[.!?])\s+|\n+|;\s*|:\s+(?=i\b)"
     r"|,?\s+(?:and|but|so|because|since|while|though|although|whereas|plus)\s+"
@@ -410,12 +451,16 @@ _CLAUSES = re.compile(
     r"(?:i|my|it|she|he|they|we)\b)"
     r"|,\s*(?=(?:and\s+|but\s+|now\s+|actually\s+|also\s+|instead\s+)*"
     r"(?:i|my|it is|its|it was|she|he|they|we)\b)"
-    r"|,\s*(?=(?:and|but)\s+(?:now|then)\b)",
+    r"|,\s*(?=(?:and|but)\s+(?:now|then)\b)"
+    # chat drops the subject: "moved to Tucson, quit teaching, and ..."
+    r"|,?\s+and\s+(?=(?:then\s+|now\s+|also\s+|just\s+)?(?:" + _DROPPED + r"|works|lives|has)\b)"
+    r"|,\s*(?=(?:and\s+)?(?:then\s+|now\s+|also\s+|just\s+)?(?:" + _DROPPED + r")\b)",
     re.I,
 )
 _LEAD = re.compile(
     r"^(?:(?:hi|hello|hey|well|oh|so|and|but|also|yes|yeah|ok|okay|um|uh|btw|by the way|anyway"
-    r"|honestly|basically|fyi|oops|haha|lol|then|plus)\b[\s,!.:-]*)+",
+    r"|honestly|basically|fyi|oops|haha|lol|then|plus|welp|ugh|wow|yay|omg|guess what|news"
+    r"|(?:big |life |quick |small |good |bad )?(?:update|news)|quick thing|fun fact)\b[\s,!.:-]*)+",
     re.I,
 )
 _FRAME = re.compile(
@@ -425,13 +470,12 @@ _FRAME = re.compile(
     re.I,
 )
 _CORRECTION = re.compile(
-    r"^(?:actually|correction|sorry|no|nope|wait|i mean|i meant|to be clear|update|scratch that"
+    r"^(?:actually|correction|sorry|no(?=\s*[,!.:;-])|nope|wait|i mean(?=\s*,)"
+    r"|i meant(?=\s*,)|to be clear|update|scratch that"
     r"|let me correct (?:that|myself)|i was wrong)\b[\s,!.:;-]*",
     re.I,
 )
-_HEDGE = re.compile(
-    r"\b(?:maybe|perhaps|probably|might|i think|i guess|not sure|possibly|kind of|sort of)\b", re.I
-)
+_HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|might|i think|i guess|not sure|possibly)\b", re.I)
 _SUBJECT = re.compile(
     rf"^(?:(?P<self>i|we)\b|my\s+(?P<rel>{RELATIONS})(?:'s)?\b(?:\s*,?\s*(?P<relname>[A-Z][a-z]+)"
     r"(?=\s+(?:is|was|has|lives|works|just|recently|moved|got|loves|likes|hates|does|did|will"
@@ -451,8 +495,17 @@ _VALUE_END_KEEP_COMMAS = re.compile(
 )
 
 
+_FILLER_END = re.compile(
+    r"(?:[\s,]+(?:btw|by the way|haha+|hah|lol|lmao|tbh|fyi|so yeah|yay|omg|ugh|rn"
+    r"|at all|for good|for real|you know)|[\s,]*(?::\)|:\(|:D|[\U0001F300-\U0001FAFF"
+    r"\u2600-\u27BF\uFE0F]+))+[\s.!]*$",
+    re.I,
+)
+
+
 def _clean_value(value: str, commas: bool = False) -> str:
     value = (_VALUE_END_KEEP_COMMAS if commas else _VALUE_END).split(value, maxsplit=1)[0]
+    value = _FILLER_END.sub("", value)
     value = re.sub(
         r"(?:\s+(?:now|again|too|as well|instead|anyway|these days|though|after all|at all"
         r"|either|anymore|any more|any longer))+$",
@@ -512,7 +565,75 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
     """(pattern over the predicate, the kind of fact); the first match wins."""
     neg = r"(?P<neg>not\s+|no\s+longer\s+|never\s+)?"
     be = r"(?:am|is|are|have been|has been)\s+"
+    drug = (
+        r"[\w-]+(?:pril|sartan|olol|statin|pine|formin|azole|cillin|mycin|oxetine|aline|pam"
+        r"|lam|zide|prazole|tidine|profen|amine|ine|ide|one|mab|nib|xaban|gliptin|lukast)"
+    )
     return [
+        (_p(r"^(?:react|reacts|am reacting|break out)\s+(?:badly\s+)?to\s+(?P<v>.+)"), "allergy"),
+        (
+            _p(
+                r"^(?:went|became|turned|switched to|have gone|has gone|am going|is going"
+                r"|went back)"
+                rf"\s+(?:fully\s+|full\s+|completely\s+|totally\s+)?(?:an?\s+)?(?P<v>{DIETS})\b"
+            ),
+            "diet",
+        ),
+        (
+            _p(
+                r"^(?:am|is|are)\s+(?:still\s+)?(?:out\s+|over\s+|back\s+|based\s+)?in\s+"
+                r"(?P<v>(?-i:[A-Z])[\w.'-]+(?:\s+(?-i:[A-Z])[\w.'-]+)*)"
+            ),
+            "home",
+        ),
+        (_p(r"^(?:am|is)\s+(?:now\s+)?at\s+(?P<v>(?-i:[A-Z])\S.*)"), "employer"),
+        (
+            _p(
+                r"^(?:started|start|am starting|began|begun)\s+(?:taking|on)\s+"
+                r"(?P<v>(?!an?\b|the\b|my\b|some\b)[\w-]+)"
+            ),
+            "medication",
+        ),
+        (_p(rf"^(?:am|is)\s+(?:now\s+)?on\s+(?P<v>{drug})\b"), "medication"),
+        (
+            _p(
+                r"^(?:am|is|came|come|coming|finished tapering|tapered|tapering|went|got|am now)"
+                r"\s+(?:completely\s+|fully\s+|finally\s+)?off\s+(?P<v>[\w-]+)"
+            ),
+            "medication-stop",
+        ),
+        (_p(r"^(?:named|called)\s+(?:him|her|it|them)\s+" + _NAME), "pet-named"),
+        (
+            _p(
+                r"^(?:just\s+|finally\s+|officially\s+|recently\s+)?(?:got\s+)?"
+                rf"(?P<v>married|engaged|divorced)\b(?:\s+to\s+{_NAME})?"
+            ),
+            "marital",
+        ),
+        (
+            _p(
+                r"^(?:booked|planned|scheduled|arranged|signed up for|registered for|enrolled in)"
+                r"\s+(?:a\s+|my\s+|our\s+|the\s+)?(?P<v>.+)"
+            ),
+            "booked",
+        ),
+        (
+            _p(
+                r"^(?:had to\s+|have to\s+|going to\s+|will\s+|need to\s+)?(?:cancel|cancell?ed"
+                r"|call off|called off|postpone|postponed|scrap|scrapped)\s+"
+                r"(?:my\s+|our\s+|the\s+)?(?P<v>.+)"
+            ),
+            "cancel",
+        ),
+        (
+            _p(
+                r"^(?:have|has)?\s*(?:gone|went|go)\s+off\s+(?P<v>.+)"
+                r"|^(?:am|is)\s+(?:so\s+)?(?:over|done with|sick of|tired of)\s+(?P<v2>.+)"
+            ),
+            "gone-off",
+        ),
+        (_p(r"^(?:am|is)\s+(?:an?\s+)(?P<v>[\w-]+)\s+(?:person|fan|lover|addict)\b"), "person"),
+        (_p(r"^(?:officially|now|just turned|turning|turned)\s+(?P<v>\d{1,3})\b"), "age"),
         (
             _p(
                 rf"^{be}{neg}(?:severely\s+|very\s+|mildly\s+)?(?:allergic"
@@ -545,6 +666,8 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         ),
         (_p(rf"^{be}{neg}(?:an?\s+|strictly\s+|fully\s+|now\s+)*(?P<v>{DIETS})\b"), "diet"),
         (_p(rf"^{be}(?:on|following)\s+an?\s+(?P<v>[\w-]+)\s+diet"), "diet"),
+        (_p(rf"^no\s+more\s+(?P<v>(?:{FOOD_GROUPS})\b)"), "diet-not"),
+        (_p(rf"^(?:cut|cutting)\s+(?:out\s+)?(?P<v>(?:{FOOD_GROUPS})\b)"), "diet-stop"),
         (
             _p(
                 r"^(?:do\s+|does\s+)?(?P<neg>not\s+|no\s+longer\s+"
@@ -639,7 +762,7 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         (
             _p(
                 r"^(?:do\s+|does\s+)?(?P<neg>not\s+|no\s+longer\s+)(?:have"
-                rf"|has|suffer from|suffers from)\s+(?P<v>{_CONDITION.pattern})"
+                rf"|has|suffer from|suffers from)\s+(?P<v>{_TYPED_CONDITION})"
             ),
             "condition",
         ),
@@ -647,7 +770,7 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
             _p(
                 r"^(?:have|has|suffer from|suffers from|was diagnosed with"
                 r"|were diagnosed with|got diagnosed with|have been diagnosed with"
-                rf"|has been diagnosed with)\s+(?P<v>{_CONDITION.pattern})"
+                rf"|has been diagnosed with)\s+(?P<v>{_TYPED_CONDITION})"
             ),
             "condition",
         ),
@@ -726,7 +849,13 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         (_p(r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?\s*$"), "age"),
         (_p(r"^(?:am|is|are)\s+(?P<v>(?!going\b)[a-z]+ing\b.+)"), "activity"),
         (_p(r"^(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"), "age"),
-        (_p(r"^(?:am|is)\s+(?P<v>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})\s*$"), "name-bare"),
+        (
+            _p(
+                r"^(?:am|is)\s+(?P<v>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+){0,2})"
+                r"\s*(?:$|,|!|\.|\s+(?:and|btw|here|by the way|nice|from|if)\b)"
+            ),
+            "name-bare",
+        ),
         (
             _p(r"^(?:am|is|are)\s+(?:now\s+)?(?P<neg>not\s+)?(?:an?\s+)(?P<v>[\w -]{2,60})"),
             "identity",
@@ -751,6 +880,105 @@ _IT_IS = re.compile(
     re.I,
 )
 _NOW_A = re.compile(r"^(?:now\s+)?(?:i am\s+)?(?:an?\s+)?(?P<v>[\w -]{2,40})\s+now$", re.I)
+
+
+_LATER_SUBJECT = re.compile(rf"(?<=[\s,:;!-])(?:i|we|my\s+(?:{RELATIONS}))\b", re.I)
+_ELIDED = re.compile(
+    r"^(?:just\s+|finally\s+|also\s+|recently\s+|officially\s+)*(?:moved|relocated|quit|left"
+    r"|started|got|went|became|switched|adopted|booked|finished|stopped|joined|married|engaged"
+    r"|divorced|turned|retired|cancell?ed|had to cancel|gave up|lost|works|lives|is|has|likes"
+    r"|loves|hates|tapered|tapering|cut out|no more|took up)\b",
+    re.I,
+)
+_REPLACEMENTS = [
+    # "it's Joan, not Jon", "I meant Oakland, not Berkeley"
+    re.compile(
+        r"^(?:it\s+is|its|i\s+meant|i\s+mean|meant|that\s+should\s+be|should\s+be)\s+"
+        r"(?P<new>[\w' -]{1,40}?),?\s+not\s+(?P<old>[\w' -]{1,40}?)\s*(?:,|$)",
+        re.I,
+    ),
+    # "not Jon, Joan", "not celiac, just a gluten sensitivity"
+    re.compile(
+        r"^(?:it\s+is\s+)?not\s+(?P<old>[\w' -]{1,40}?),?\s+(?:it\s+is\s+|but\s+|just\s+|only\s+)*"
+        r"(?P<new>(?!that\b)[\w' -]{1,40}?)\s*(?:,|$)",
+        re.I,
+    ),
+    # "(the doctor) switched me from lisinopril to amlodipine"
+    re.compile(
+        r"^(?:\w+\s+){0,3}?(?:switched|changed|moved)\s+(?:me\s+|it\s+)?(?:from|off)\s+"
+        r"(?P<old>[\w' -]{1,40}?)\s+(?:on)?to\s+(?P<new>[\w' -]{1,40}?)\s*(?:,|$)",
+        re.I,
+    ),
+]
+
+
+_NOT_A_THING = {"i", "we", "he", "she", "it", "they", "that", "this", "everything", "all"}
+
+
+def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
+    """Clauses whose subject is the thing itself: "it's almonds I react to", "walnuts are
+    fine", "Pickle passed away", "swimming is my thing now"."""
+    conf = 0.9 if correction else 0.8
+    if m := re.match(
+        r"^it\s+is\s+(?P<v>[\w -]{2,40}?)\s+(?:that\s+)?i\s+(?:am\s+)?(?:allergic\s+to|react\s+to"
+        r"|cannot\s+eat|can not\s+eat)$",
+        clause,
+        re.I,
+    ):
+        value = m.group("v")
+        slot = f"allergy:{_key(value)}"
+        return [Fact(_sentence(f"The user is allergic to {value}"), slot, "health", conf, 0.95)]
+    if m := re.match(
+        r"^(?P<v>[\w -]{2,40}?)\s+(?:is|are)\s+(?:totally\s+|completely\s+|perfectly\s+|actually\s+"
+        r"|absolutely\s+)*(?:fine|ok|okay|safe)(?:\s+for\s+me)?$",
+        clause,
+        re.I,
+    ):
+        value = m.group("v")
+        if value.lower() not in _NOT_A_THING:
+            return [Fact("", "", "health", conf, 0.9, ends=[Ending(group="allergy", value=value)])]
+    if m := re.match(
+        r"^(?:my\s+|our\s+)?(?:\w+\s+)?(?P<v>\w+)\s+(?:passed away|died|was put down|ran away"
+        r"|is gone|crossed the rainbow bridge)\b",
+        clause,
+        re.I,
+    ):
+        value = m.group("v")
+        if value.lower() not in _NOT_A_THING and value.lower() not in _relation_words():
+            return [Fact("", "", "fact", conf, 0.6, ends=[Ending(group="pet", value=value)])]
+    if m := re.search(
+        r"\b(?:officially|just turned|turned|turning|am now|i am)\s+(?P<v>[1-9]\d)\b"
+        r"(?!\s*(?:minutes|hours|days|weeks|months|%|am|pm|times|of|people|years? ago))",
+        clause,
+        re.I,
+    ):
+        text = f"The user is {m.group('v')} years old"
+        return [Fact(_sentence(text), "age", "fact", conf, 0.6)]
+    if m := re.match(
+        r"^(?P<v>[\w -]{2,40}?)\s+is\s+(?:totally\s+)?my\s+(?:new\s+)?(?:thing|jam|passion"
+        r"|favou?rite thing|obsession)\b",
+        clause,
+        re.I,
+    ):
+        value = m.group("v")
+        if value.lower() not in _NOT_A_THING:
+            text = f"The user likes {value}"
+            return [Fact(_sentence(text), f"opinion:{_key(value)}", "preference", conf, 0.6)]
+    return None
+
+
+def _replacement(clause: str, correction: bool) -> Fact | None:
+    for pattern in _REPLACEMENTS:
+        match = pattern.match(clause)
+        if match:
+            old, new = _clean_value(match.group("old")), _clean_value(match.group("new"))
+            new = re.sub(r"^(?:an?|the)\s+", "", new, flags=re.I)
+            old = re.sub(r"^(?:an?|the)\s+", "", old, flags=re.I)
+            if re.match(r"(?:i|we|my|it|he|she|they)\b", new, re.I):
+                continue  # a clause of its own: "I meant I live in Oakland, not ..."
+            if old and new and old.lower() != new.lower() and stems(old):
+                return Fact("", "", "correction", 0.9, 0.8, replace=(old, new))
+    return None
 
 
 def _is_occupation(value: str) -> bool:
@@ -903,6 +1131,32 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         else:
             text = f"{who.name} {who.verb('works', 'work')} at {value}"
         return [Fact(_sentence(text), f"{p}{kind}", "fact", conf, 0.75)]
+    if kind == "pet-named":
+        name = g["name"]
+        text = f"{who.name} {who.verb('has', 'have')} a pet named {name}"
+        return [Fact(_sentence(text), f"{p}pet:{_key(name)}", "fact", conf, 0.7)]
+    if kind == "booked":
+        value = _value(m)
+        if len(value.split()) < 2:
+            return None
+        text = f"{who.name} booked {value}"
+        return [Fact(_sentence(text), f"{p}plan:{_key(value)}", "plan", 0.75, 0.6)]
+    if kind == "gone-off":
+        value = _clean_value(g.get("v") or g.get("v2") or "")
+        if not value:
+            return None
+        return [
+            Fact("", "", "preference", conf, 0.6, ends=[Ending(group=f"{p}opinion", value=value)])
+        ]
+    if kind == "person":
+        value = g["v"]
+        if value.lower() in ("people", "morning", "night", "cat", "dog") or _DEMONYM.match(value):
+            if value.lower() in ("cat", "dog"):
+                text = f"{who.name} {who.verb('is', 'are')} a {value.lower()} person"
+                return [Fact(_sentence(text), f"{p}opinion:{_key(value)}", "preference", conf, 0.5)]
+            return None
+        text = f"{who.name} {who.verb('likes', 'like')} {value}"
+        return [Fact(_sentence(text), f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
     if kind == "fired":
         return [
             Fact(
@@ -927,6 +1181,17 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         if not value:
             return None
         generic = re.match(r"^(?:job|work|position|role)\b", value, re.I)
+        if not generic and value[:1].isupper():  # an employer: the job there ends with it
+            return [
+                Fact(
+                    "",
+                    "",
+                    "fact",
+                    conf,
+                    0.7,
+                    ends=[Ending(slot=f"{p}job"), Ending(slot=f"{p}employer", value=value)],
+                )
+            ]
         if generic:
             ends = [Ending(slot=f"{p}job"), Ending(slot=f"{p}employer")]
         else:
@@ -1157,6 +1422,17 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         if negated:
             return [Fact("", "", "fact", conf, 0.6, ends=[Ending(value=value)])]
         article = "an" if value[:1].lower() in "aeiou" else "a"
+        split = re.match(r"^(?P<job>.+?)\s+(?P<prep>at|for|in|with)\s+(?P<where>.+)$", value)
+        if split and _is_occupation(split.group("job")) and not split.group("where")[0].isupper():
+            return [_build_job(who, split.group("job"), conf)]
+        if split and _is_occupation(split.group("job")):
+            job = _build_job(who, split.group("job"), conf)
+            where = split.group("where")
+            if split.group("prep") == "in":
+                text = f"{who.name} {who.verb('lives', 'live')} in {where}"
+                return [job, Fact(_sentence(text), f"{p}home", "fact", conf, 0.75)]
+            text = f"{who.name} {who.verb('works', 'work')} at {where}"
+            return [job, Fact(_sentence(text), f"{p}employer", "fact", conf, 0.75)]
         if _is_occupation(value):
             text = f"{who.name} {who.verb('works', 'work')} as {article} {value}"
             return [Fact(_sentence(text), f"{p}job", "fact", conf, 0.7)]
@@ -1165,35 +1441,16 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
     return None
 
 
-def _english_clause(
-    raw: str, carry: _Clause, now: datetime, previous: _Who
+def _parse(
+    clause: str, previous: _Who, carry: _Clause, correction: bool
 ) -> tuple[list[Fact], _Who]:
-    clause = _LEAD.sub("", raw.strip().rstrip(" .!")).strip()
-    correction = bool(_CORRECTION.match(clause))
-    clause = _CORRECTION.sub("", clause).strip()
-    clause = _LEAD.sub("", clause).strip()
-    clause = _FRAME.sub("", clause).strip()
-    clause = re.sub(r"\s+(?:after all|to be honest|by the way|as well)$", "", clause, flags=re.I)
-    hedged = bool(_HEDGE.search(clause))
-    clause = re.sub(
-        r"\b(?:i think|i guess|maybe|perhaps|probably|possibly)\b[\s,]*", "", clause, flags=re.I
-    ).strip()
-    clause, when = take_time(clause, now)
-    clause = re.sub(r"^(?:then|and|but|so|also|actually)\s+", "", clause, flags=re.I).strip()
-    clause = clause.rstrip(" .!")
-    if (
-        not clause
-        or clause.endswith("?")
-        or (
-            re.match(
-                r"^(?:do|does|did|can|could|would|should|what|where|when|who|how|why|is|are)\b",
-                clause,
-                re.I,
-            )
-            and "?" in raw
-        )
-    ):
-        return [], previous
+    """The facts of one cleaned clause, and whom it was about."""
+    replaced = _replacement(clause, correction)
+    if replaced is not None:
+        return [replaced], previous
+    whole = _whole_clause(clause, correction)
+    if whole is not None:
+        return whole, previous
     facts: list[Fact] = []
     who = previous
     # "it's shellfish" after "I'm not allergic to peanuts": the negated fact, a new value.
@@ -1219,8 +1476,6 @@ def _english_clause(
                     _sentence(f"The user's name is {call.group('name')}"), "name", "fact", 0.8, 0.9
                 )
             ]
-            for fact in facts:
-                _apply_time(fact, when, now)
             return facts, _SELF
         thing = _MY_THING.match(clause)
         pet = _MY_PET.match(clause)
@@ -1310,6 +1565,54 @@ def _english_clause(
                 and re.search(rf"\b(?:{DIETS})\b", now_a.group("v"), re.I)
             ):
                 facts = _english_facts("am " + now_a.group("v"), _SELF, carry, correction)
+    return facts, who
+
+
+def _english_clause(
+    raw: str, carry: _Clause, now: datetime, previous: _Who
+) -> tuple[list[Fact], _Who]:
+    clause = _LEAD.sub("", raw.strip().rstrip(" .!")).strip()
+    correction = bool(_CORRECTION.match(clause))
+    clause = _CORRECTION.sub("", clause).strip()
+    clause = _LEAD.sub("", clause).strip()
+    clause = _FRAME.sub("", clause).strip()
+    clause = re.sub(r"\s+(?:to be honest|by the way|as well)$", "", clause, flags=re.I)
+    clause = re.sub(
+        r"\s*\b(?:after all|at all|for good|completely|entirely)\b", "", clause, flags=re.I
+    )
+    clause = _FILLER_END.sub("", clause).strip()
+    hedged = bool(_HEDGE.search(clause))
+    clause = re.sub(
+        r"\b(?:i think|i guess|maybe|perhaps|probably|possibly)\b[\s,]*", "", clause, flags=re.I
+    ).strip()
+    clause, when = take_time(clause, now)
+    clause = re.sub(r"^(?:then|and|but|so|also|actually)\s+", "", clause, flags=re.I).strip()
+    clause = clause.rstrip(" .!")
+    if (
+        not clause
+        or clause.endswith("?")
+        or (
+            re.match(
+                r"^(?:do|does|did|can|could|would|should|what|where|when|who|how|why|is|are)\b",
+                clause,
+                re.I,
+            )
+            and "?" in raw
+        )
+    ):
+        return [], previous
+    facts, who = _parse(clause, previous, carry, correction)
+    if not facts:
+        # The subject later in the clause: "so turns out I'm ...", "big update, we moved ..."
+        for found in _LATER_SUBJECT.finditer(clause):
+            if len(clause[: found.start()].split()) > 8:
+                break
+            facts, who = _parse(clause[found.start() :], previous, carry, correction)
+            if facts:
+                break
+    if not facts and _ELIDED.match(clause):
+        # No subject at all, as chat drops it: "moved to Tucson", "quit teaching".
+        facts = _english_facts(clause, previous, carry, correction)
     for fact in facts:
         if hedged:
             fact.confidence = min(fact.confidence, 0.5)
@@ -1324,6 +1627,12 @@ def _relation_words() -> set[str]:
 def _apply_time(fact: Fact, when: When, now: datetime) -> None:
     if when.at is None:
         return
+    end = when.end or when.at
+    if fact.category == "plan" and end < now:
+        # "in April" said in December: next April
+        when = When(
+            when.at.replace(year=when.at.year + 1), end.replace(year=end.year + 1), future=True
+        )
     if fact.category == "plan" or (when.future and fact.statement):
         fact.occurred_at = when.at
         fact.expires_at = (when.end or when.at) + timedelta(days=1)

@@ -25,7 +25,7 @@ from apps.tokens.tokenizers import (
 CORPUS = [
     "The quick brown fox jumps over the lazy dog.",
     "Ça coûte 12,50 € — déjà payé? Très bien!",
-    "我喜欢在周末去公园散步，然后喝一杯咖啡。",  # noqa: RUF001 (a Chinese comma, on purpose)
+    "我喜欢在周末去公园散步，然后喝一杯咖啡。",
     "東京は日本の首都です。カタカナとひらがな。",
     "한국어 문장도 토큰으로 나뉩니다.",
     "Привет, как дела? Всё хорошо.",

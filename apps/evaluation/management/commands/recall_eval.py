@@ -22,6 +22,7 @@ from apps.memories.models import Kind
 from apps.memories.services import NewMemory, memories_create_bulk
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_create, namespace_delete
+from apps.pipeline import extraction
 from apps.recall.search import recall_memories
 from apps.tokens.tokenizers import prompt_line_tokens
 
@@ -38,9 +39,21 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["locomo"], default="locomo")
         parser.add_argument("--k", nargs="+", type=int, default=[5, 10])
         parser.add_argument("--json", action="store_true", help="end with one JSON line of metrics")
+        parser.add_argument(
+            "--with-facts",
+            action="store_true",
+            help="also store each turn's atomic facts (the offline extractor's) as semantic"
+            " memories, as the write pipeline does; a fact found counts as its turn",
+        )
 
     def handle(
-        self, *args: Any, paths: list[Path], k: list[int], json: bool, **options: Any
+        self,
+        *args: Any,
+        paths: list[Path],
+        k: list[int],
+        json: bool,
+        with_facts: bool = False,
+        **options: Any,
     ) -> None:
         files = list(conversation_files(paths))
         missing = [str(p) for p in files if not p.exists()]
@@ -64,7 +77,7 @@ class Command(BaseCommand):
                     actor=ACTOR, slug=f"eval-{secrets.token_hex(6)}", name="recall_eval"
                 )
                 created.append(namespace)
-                seconds = _ingest(namespace, conversation)
+                seconds = _ingest(namespace, conversation, with_facts=with_facts)
                 ingest_seconds += seconds
                 ingested += len(conversation.turns)
                 scores = _ask(namespace, conversation, ks, latencies)
@@ -107,7 +120,7 @@ class Command(BaseCommand):
             self.stdout.write(_json_line(summary))
 
 
-def _ingest(namespace: Namespace, conversation: Conversation) -> float:
+def _ingest(namespace: Namespace, conversation: Conversation, with_facts: bool = False) -> float:
     items = [
         NewMemory(
             content=turn.content,
@@ -121,6 +134,23 @@ def _ingest(namespace: Namespace, conversation: Conversation) -> float:
         )
         for turn in conversation.turns
     ]
+    if with_facts:
+        items += [
+            NewMemory(
+                content=fact.content,
+                subject_external_id=SUBJECT,
+                kind=Kind.SEMANTIC,
+                metadata={"dia_id": turn.dia_id, "speaker": turn.speaker},
+                source={"app": "recall_eval", "extractor": "offline"},
+                occurred_at=turn.occurred_at,
+                importance=fact.importance,
+            )
+            for turn in conversation.turns
+            for fact in extraction.atomic_facts(
+                extraction.Turn("user", turn.text, turn.position, created_at=turn.occurred_at)
+            )
+            if fact.content
+        ]
     started = time.perf_counter()
     for start in range(0, len(items), BATCH):
         memories_create_bulk(actor=ACTOR, namespace=namespace, items=items[start : start + BATCH])
@@ -141,7 +171,8 @@ def _ask(
             k=depth,
         )
         latencies.append(outcome.timings_ms["total"])
-        ranked = [str(hit.memory.metadata.get("dia_id")) for hit in outcome.hits]
+        # A fact found stands for the turn it came from (each turn counted once).
+        ranked = list(dict.fromkeys(str(hit.memory.metadata.get("dia_id")) for hit in outcome.hits))
         relevant = set(question.evidence)
         row: dict[str, float] = {"category": question.category}
         for n in ks:
