@@ -443,6 +443,7 @@ _CONTRACTIONS_RE = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
 _DROPPED = (
     "moved|relocated|quit|left|started|got|went|became|switched|adopted|booked|finished"
     "|stopped|joined|retired|married|cancell?ed|had to cancel|gave up|took up|turned|cut|no more"
+    "|named|called"
 )
 _CLAUSES = re.compile(
     r"(?<=[.!?])\s+|\n+|;\s*|:\s+(?=i\b)"
@@ -887,7 +888,7 @@ _ELIDED = re.compile(
     r"^(?:just\s+|finally\s+|also\s+|recently\s+|officially\s+)*(?:moved|relocated|quit|left"
     r"|started|got|went|became|switched|adopted|booked|finished|stopped|joined|married|engaged"
     r"|divorced|turned|retired|cancell?ed|had to cancel|gave up|lost|works|lives|is|has|likes"
-    r"|loves|hates|tapered|tapering|cut out|no more|took up)\b",
+    r"|loves|hates|tapered|tapering|cut out|no more|took up|named|called)\b",
     re.I,
 )
 _REPLACEMENTS = [
@@ -954,6 +955,14 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
     ):
         text = f"The user is {m.group('v')} years old"
         return [Fact(_sentence(text), "age", "fact", conf, 0.6)]
+    if m := re.search(
+        r"\b(?:an?|the)\s+(?P<v>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)\s+(?:resident|local)\b",
+        clause,
+        re.I,
+    ):
+        value = m.group("v")
+        ends = [Ending(group="plan", value=value)]
+        return [Fact(_sentence(f"The user lives in {value}"), "home", "fact", conf, 0.8, ends=ends)]
     if m := re.match(
         r"^(?P<v>[\w -]{2,40}?)\s+is\s+(?:totally\s+)?my\s+(?:new\s+)?(?:thing|jam|passion"
         r"|favou?rite thing|obsession)\b",
@@ -1001,6 +1010,10 @@ class _Clause:
 
     def __init__(self) -> None:
         self.negated: tuple[str, _Who] | None = None  # the rule kind of the last negation
+        self.replace_old = ""  # "不是X" / "停了X": the value the next clause replaces
+        self.replace_kind = ""  # "medication" after "停了X": "换成Y" is a new medication
+        self.species = ""  # the last pet named without its name yet
+        self.corrected = False  # a clause that only said "I got it wrong" ("打错了")
 
 
 def _english_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact]:
@@ -1080,7 +1093,9 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
                 Fact("", f"{p}home", "fact", conf, 0.8, ends=[Ending(slot=f"{p}home", value=value)])
             ]
         text = f"{who.name} {who.verb('lives', 'live')} in {value}"
-        return [Fact(_sentence(text), f"{p}home", "fact", conf, 0.8)]
+        # A planned move that happened is no longer a plan.
+        ends = [Ending(group=f"{p}plan", value=value)]
+        return [Fact(_sentence(text), f"{p}home", "fact", conf, 0.8, ends=ends)]
     if kind == "origin":
         value = _value(m)
         return (
@@ -1218,7 +1233,8 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
                 )
             ]
         text = f"{who.name} {who.verb('is', 'are')} {value}" + (f" to {partner}" if partner else "")
-        return [Fact(_sentence(text), f"{p}marital", "relationship", conf, 0.75)]
+        ends = [Ending(group=f"{p}plan", value=value)]  # "getting married" happened
+        return [Fact(_sentence(text), f"{p}marital", "relationship", conf, 0.75, ends=ends)]
     if kind == "pet":
         species = g["species"].lower()
         name = g.get("name")
@@ -1654,9 +1670,12 @@ ZH_RELATIONS = (
 ZH_PETS = "狗|猫|小狗|小猫|鹦鹉|仓鼠|兔子|鱼|乌龟"
 _ZH_CLAUSES = re.compile(r"[，,。！!？?；;\n]+|(?:但是|不过(?!敏)|而且|可是|所以)")
 _ZH_LEAD = re.compile(
-    r"^(?:你好|您好|嗨|哈喽|嗯|那个|对了|另外|还有|其实|顺便说一下|然后|而且|但是|不过)+[，,]?"
+    r"^(?:你好|您好|嗨|哈喽|嗯|那个|对了|另外|还有|其实|顺便说一下|然后|而且|但是|不过|跟你说个事|跟你说"
+    r"|告诉你|更新一下|说一下|好消息|坏消息|啊|哦|噢|诶|哎|好吧|不好意思)+[，,]?"
 )
-_ZH_CORRECTION = re.compile(r"^(?:其实|不对|更正一下|纠正一下|说错了|我说错了|抱歉)[，,]?")
+_ZH_CORRECTION = re.compile(
+    r"^(?:其实|不对|更正一下|纠正一下|说错了|我说错了|打错了|抱歉|不好意思|啊说错了)[，,]?"
+)
 _ZH_HEDGE = re.compile(r"可能|也许|大概|好像|应该是")
 _ZH_SUBJECT = re.compile(rf"^我(?!们)(?:的)?(?P<rel>{ZH_RELATIONS})?")
 _ZH_JOB_END = re.compile(
@@ -1667,10 +1686,76 @@ _ZH_CONDITION = re.compile(
 )
 
 
+def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | None:
+    """Jobs at a place, new employers, shops, quitting a habit, pets named later."""
+    p, n = who.prefix, who.name
+    if m := re.match(r"^(?:停了|停用了|不吃了|不再吃|停掉了)(?P<v>[^，,。]+?)了?$", s):
+        carry.replace_old, carry.replace_kind = m.group("v"), "medication"
+        return [
+            Fact(
+                "",
+                "",
+                "health",
+                0.9,
+                0.8,
+                ends=[
+                    Ending(group=f"{p}medication", value=m.group("v")),
+                    Ending(value=m.group("v")),
+                ],
+            )
+        ]
+    if carry.replace_old and (
+        m := re.match(r"^(?:换成|改成|换了|改用|改吃)(?:了)?(?P<new>[^，,。]+?)了?$", s)
+    ):
+        old, carry.replace_old = carry.replace_old, ""
+        new = m.group("new")
+        if carry.replace_kind == "medication":
+            carry.replace_kind = ""
+            return [Fact(f"{n}在服用{new}。", f"{p}medication:{_key(new)}", "health", 0.9, 0.9)]
+        return [Fact("", "", "correction", 0.9, 0.8, replace=(old, new))]
+    if m := re.match(
+        r"^(?:跳槽到|跳槽去|跳到|入职|加入)(?:了)?(?P<v>[^，,。]+?)(?:工作|上班)?了?$", s
+    ):
+        return [Fact(f"{n}在{m.group('v')}工作。", f"{p}employer", "fact", conf, 0.75)]
+    if m := re.match(r"^在(?P<org>[^，,。]{1,12}?)(?:做|当)(?P<job>[^，,。]{1,10}?)(?:的)?$", s):
+        return [Fact(f"{n}在{m.group('org')}做{m.group('job')}。", f"{p}job", "fact", conf, 0.75)]
+    if m := re.match(r"^在(?P<v>[^，,。做当工上]{2,6})$", s):
+        return [Fact(f"{n}住在{m.group('v')}。", f"{p}home", "fact", conf, 0.75)]
+    if m := re.match(r"^(?:自己)?开了(?:一)?(?:家|个|间)(?P<v>[^，,。]+?)$", s):
+        return [Fact(f"{n}开了一家{m.group('v')}。", f"{p}job", "fact", conf, 0.7)]
+    if m := re.match(r"^(?:戒了|戒掉了|戒)(?P<v>[^，,。]+?)了?$", s):
+        return [Fact("", "", "preference", conf, 0.6, ends=[Ending(value=m.group("v"))])]
+    if m := re.match(r"^(?:改喝|改吃|改成喝|改成吃|开始喝|开始吃)(?:了)?(?P<v>[^，,。]+?)了?$", s):
+        verb = "喝" if "喝" in m.group(0)[:4] else "吃"
+        value = m.group("v")
+        return [Fact(f"{n}{verb}{value}。", f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
+    if m := re.match(rf"^(?:开始)?养(?:了)?(?:一只|一条|只|条|个)?(?P<species>{ZH_PETS})了?$", s):
+        carry.species = m.group("species")
+        return [
+            Fact(
+                f"{n}养了一只{carry.species}。", f"{p}pet:{_key(carry.species)}", "fact", conf, 0.7
+            )
+        ]
+    if carry.species and (m := re.match(r"^(?:叫|名叫|取名叫?|名字叫)(?P<name>[^，,。]{1,6})$", s)):
+        species, carry.species = carry.species, ""
+        name = m.group("name")
+        return [
+            Fact("", "", "fact", conf, 0.6, ends=[Ending(slot=f"{p}pet:{_key(species)}")]),
+            Fact(f"{n}养了一只叫{name}的{species}。", f"{p}pet:{_key(name)}", "fact", conf, 0.7),
+        ]
+    if carry.corrected and (m := re.match(r"^(?:应该)?是(?P<v>[\u4e00-\u9fff]{2,3})$", s)):
+        carry.corrected = False
+        return [Fact(f"{n}的名字是{m.group('v')}。", f"{p}name", "fact", 0.9, 0.9)]
+    return None
+
+
 def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact]:
     p, n = who.prefix, who.name
     conf = 0.9 if correction else 0.8
     s = clause
+    found = _zh_more(s, who, carry, conf)
+    if found is not None:
+        return found
     if m := re.match(r"^(?:(?P<neg>不|并不|其实不|没有)对|对)(?P<v>.+?)(?P<neg2>不)?过敏", s):
         value = m.group("v")
         slot = f"{p}allergy:{_key(value)}"
@@ -1728,7 +1813,9 @@ def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
     if m := re.match(r"^(?:现在)?在(?P<v>.+?)(?:工作|上班)", s):
         return [Fact(f"{n}在{m.group('v')}工作。", f"{p}employer", "fact", conf, 0.75)]
     if m := re.match(
-        r"^(?:现在)?(?:是|当|做)(?:一名|一个|一位|名|个)?(?P<v>[^，,。]{1,12}?)(?:了)?$", s
+        r"^(?:现在)?(?:转行|改行|开始)?(?:是|当|做)(?:了)?(?:一名|一个|一位|名|个)?"
+        r"(?P<v>[^，,。]{1,12}?)(?:了|的)?$",
+        s,
     ):
         value = m.group("v")
         if re.search(r"(?:素食|吃素)", value):
@@ -1785,7 +1872,8 @@ def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
         if _ZH_CONDITION.fullmatch(value):
             return [Fact(f"{n}患有{value}。", f"{p}condition:{_key(value)}", "health", conf, 0.9)]
     if m := re.match(
-        r"^(?P<neg>不再|不)?(?:很|非常|特别|也|还)?(?P<verb>喜欢|爱|热爱|讨厌|不喜欢)(?P<v>[^，,。]+?)了?$",
+        r"^(?P<neg>不再|不)?(?:很|非常|特别|也|还|超|超级|最|真的|好)?(?P<verb>喜欢|爱|热爱|讨厌|不喜欢)"
+        r"(?P<v>[^，,。]+?)了?$",
         s,
     ):
         value = m.group("v")
@@ -1816,17 +1904,68 @@ def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
     return []
 
 
+_ZH_FILLER = re.compile(
+    r"(?:哈哈+|呵呵|嘿嘿|啊|呀|吧|啦|嘛|哦|喔|噢|咯|😂|🎉|[\U0001F300-\U0001FAFF])+$"
+)
+_ZH_DROPPED = re.compile(
+    r"^(?:也|还|都|又|再|就|已经|现在|刚|刚刚|终于|自己)*(?:辞职|离职|退休|失业|搬|住|在|做|当|是|转行|改行"
+    r"|跳槽|开了|开始|戒|改|养|不再|不|没有|有|得了|患|对|叫|喜欢|爱|超爱|最爱|讨厌|打算|计划|准备|要"
+    r"|去了|结婚|离婚|订婚|停|换)"
+)
+
+
+def _zh_parse(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact]:
+    # "不是芒果，是菠萝": a value said before, corrected (across the two clauses too)
+    if m := re.match(
+        r"^(?:其实|而)?不是(?P<old>[^，,。]+?)[，,]?(?:而)?是(?P<new>[^，,。]+)$", clause
+    ):
+        return [Fact("", "", "correction", 0.9, 0.8, replace=(m.group("old"), m.group("new")))]
+    if m := re.match(r"^(?:其实|而)?不是(?P<old>[^，,。]+)$", clause):
+        carry.replace_old = m.group("old")
+        return []
+    if carry.replace_old and (m := re.match(r"^(?:而|应该)?是(?P<new>[^，,。]+)$", clause)):
+        old, carry.replace_old = carry.replace_old, ""
+        return [Fact("", "", "correction", 0.9, 0.8, replace=(old, m.group("new")))]
+    # "年糕上周走了": a pet died
+    if m := re.match(r"^(?P<v>[^我你他她它，,。]{1,6}?)(?:走了|去世了|死了|没了|离开了)", clause):
+        return [Fact("", "", "fact", 0.8, 0.6, ends=[Ending(group="pet", value=m.group("v"))])]
+    # "西安去不成了": a plan given up
+    if m := re.match(r"^(?P<v>[^我你，,。]{1,8}?)(?:去不成了|去不了了|不去了|取消了)", clause):
+        return [Fact("", "", "plan", 0.8, 0.6, ends=[Ending(group="plan", value=m.group("v"))])]
+    subject = _ZH_SUBJECT.match(clause)
+    if subject is None:
+        found = re.search(rf"我(?!们)(?:的)?(?P<rel>{ZH_RELATIONS})?", clause)
+        if found and found.start() <= 8:  # "医生说我其实...", "跟你说个事，我..."
+            subject = found
+    if subject:
+        rel = subject.group("rel")
+        who = _Who(f"用户的{rel}", f"{rel}|") if rel else _Who("用户", "")
+        rest = clause[subject.end() :]
+    elif re.match(r"^(?:她|他)", clause) and who.prefix:
+        rest = clause[1:]
+    elif _ZH_DROPPED.match(clause):  # the subject dropped, as chat does: "辞职了，现在做摄影师"
+        rest = clause
+    else:
+        return []
+    rest = re.sub(r"^(?:现在|已经|也|还是|还|都|又|刚|刚刚|终于|其实|自己|从|就)+", "", rest)
+    return _zh_facts(rest, who, carry, correction)
+
+
 def _chinese_clause(
     raw: str, carry: _Clause, now: datetime, previous: _Who
 ) -> tuple[list[Fact], _Who]:
     clause = _ZH_LEAD.sub("", raw.strip())
     correction = bool(_ZH_CORRECTION.match(clause)) or raw.strip().startswith("其实")
     clause = _ZH_CORRECTION.sub("", clause)
+    if correction and not clause.strip():
+        carry.corrected = True
     hedged = bool(_ZH_HEDGE.search(clause))
     clause = _ZH_HEDGE.sub("", clause)
     clause, when = take_time(clause, now)
-    clause = clause.replace(" ", "")
-    if not clause or clause.endswith(("吗", "呢")):
+    clause = re.sub(r"^从(?:起|开始)?|(?<=^)起", "", clause.replace(" ", ""))
+    clause = re.sub(r"^(?:从)?(?:起|开始)(?=我)", "", clause)
+    clause = _ZH_FILLER.sub("", clause)
+    if not clause or clause.endswith(("吗", "呢", "？", "?")):
         return [], previous
     who = previous
     if clause.startswith(("是对", "是")) and carry.negated is not None:
@@ -1834,17 +1973,13 @@ def _chinese_clause(
         carry.negated = None
         facts = _zh_facts(clause, who, _Clause(), True)
     else:
-        subject = _ZH_SUBJECT.match(clause)
-        if subject:
-            rel = subject.group("rel")
-            who = _Who(f"用户的{rel}", f"{rel}|") if rel else _Who("用户", "")
-            rest = clause[subject.end() :]
-            rest = re.sub(r"^(?:现在|已经|也|还|刚|刚刚|终于|其实)+", "", rest)
-            facts = _zh_facts(rest, who, carry, correction)
-        elif re.match(r"^(?:她|他)", clause) and who.prefix:
-            facts = _zh_facts(clause[1:], who, carry, correction)
-        else:
-            facts = []
+        facts = _zh_parse(clause, who, carry, correction)
+        if facts and facts[0].slot.rpartition("|")[0]:
+            who = _Who(
+                f"用户的{facts[0].slot.rpartition('|')[0]}", facts[0].slot.rpartition("|")[0] + "|"
+            )
+        elif facts:
+            who = _Who("用户", "")
     for fact in facts:
         if hedged:
             fact.confidence = min(fact.confidence, 0.5)
