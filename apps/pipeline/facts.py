@@ -163,6 +163,11 @@ def substitute(statement: str, old: str, new: str) -> str:
     Joan."): the phrase itself, else the words that share its stems."""
     if re.search(r"[\u3400-\u9fff]", old):
         return statement.replace(old, new)
+    new_words, old_words = new.split(), old.split()
+    if len(new_words) > len(old_words):  # "it's Priyanka Dasgupta, not Desai"
+        spanned = " ".join(new_words[: len(new_words) - len(old_words)] + old_words)
+        if re.search(rf"\b{re.escape(spanned)}\b", statement, re.I):
+            old = spanned
     literal = re.compile(rf"\b{re.escape(old)}\b", re.I)
     if literal.search(statement):
         return literal.sub(new, statement, count=1)
@@ -254,6 +259,7 @@ _WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_nam
 _NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3, "several": 3,
+    "a couple": 2,
 }  # fmt: skip
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _ZH_NUMBERS = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "几": 3, "半": 0.5}
@@ -261,9 +267,12 @@ _ZH_NUMBERS = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六"
 _EN_TIME = re.compile(
     r"\b(?:(?P<rel>last|next|this|coming)\s+(?P<relunit>week(?:end)?|month|year|summer|winter"
     r"|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-    r"|(?P<day>yesterday|today|tonight|tomorrow|the day before yesterday|the day after tomorrow)"
+    r"|(?P<day>yesterday|today|tonight|tomorrow|the day before yesterday|the day after tomorrow"
+    r"|last night|this morning|this evening|this afternoon|the other day|earlier today)"
+    r"|(?:on|last|this past)\s+(?P<onday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|(?P<weekend>over the weekend|this past weekend|on the weekend)"
     r"|(?P<count>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few"
-    r"|several)\s+(?P<unit>day|week|month|year)s?\s+(?P<dir>ago|from now|later)"
+    r"|several|a couple)\s+(?P<unit>day|week|month|year)s?\s+(?P<dir>ago|from now|later)"
     r"|in\s+(?P<incount>\d+|a|an|one|two|three|four|five|six|a couple of|a few)\s+"
     r"(?P<inunit>day|week|month|year)s?"
     r"|(?:in|since|back in)\s+(?P<year>(?:19|20)\d\d)"
@@ -278,7 +287,8 @@ _EN_TIME = re.compile(
 )
 _ZH_TIME = re.compile(
     r"(?P<zday>大前天|前天|昨天|今天|今晚|明天|后天|大后天)"
-    r"|(?P<zrel>上|下|这|本)(?:个)?(?P<zunit>星期|礼拜|周末|周|月)"
+    r"|(?P<zrel>上|下|这|本)(?:个)?(?P<zunit>星期|礼拜|周末|周|月)(?:[一二三四五六日天])?"
+    r"|(?P<zfew>前几天|这几天|前些天|前阵子|这阵子|那天|当天|上次)"
     r"|(?P<zyear>去年|前年|今年|明年|后年)"
     r"|(?P<zcount>[一两二三四五六几半\d]+)(?:个)?(?P<zcunit>天|星期|周|月|年)(?P<zdir>前|后|以后|之后|以前)"
     r"|(?P<zvague>最近|近来|现在|目前|如今|已经|刚刚|刚才|马上|很快|不久)"
@@ -338,10 +348,19 @@ def _en_when(match: re.Match[str], now: datetime) -> When:
     if g["day"]:
         offset = {
             "yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1,
-            "the day before yesterday": -2, "the day after tomorrow": 2,
+            "the day before yesterday": -2, "the day after tomorrow": 2, "last night": -1,
+            "this morning": 0, "this evening": 0, "this afternoon": 0, "the other day": -3,
+            "earlier today": 0,
         }[g["day"].lower()]  # fmt: skip
         at = now + timedelta(days=offset)
         return When(at, at.replace(hour=23, minute=59), future=offset > 0, past=offset < 0)
+    if g.get("onday"):
+        back = (now.weekday() - _WEEKDAYS[g["onday"].lower()]) % 7 or 7
+        at = now - timedelta(days=back)
+        return When(at, at.replace(hour=23, minute=59), past=True)
+    if g.get("weekend"):
+        at = now - timedelta(days=(now.weekday() - 5) % 7 or 7)
+        return When(at, at + timedelta(days=2), past=True)
     if g["count"]:
         count = _NUMBER_WORDS.get(g["count"].lower()) or int(g["count"])
         days = count * _UNIT_DAYS[g["unit"].lower()]
@@ -384,6 +403,9 @@ def _zh_when(match: re.Match[str], now: datetime) -> When:
         sign = {"前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2}[g["zyear"]]
         at = now.replace(year=now.year + sign)
         return When(at, at.replace(month=12, day=31, hour=23, minute=59), sign > 0, sign < 0)
+    if g.get("zfew"):
+        at = now - timedelta(days=3)
+        return When(at, at + timedelta(days=1), past=True)
     if g["zcount"]:
         raw = g["zcount"]
         count = float(raw) if raw.isdigit() else _ZH_NUMBERS.get(raw[0], 1)
@@ -451,7 +473,8 @@ _CLAUSES = re.compile(
     r"(?=(?:now\s+|also\s+|then\s+|actually\s+|currently\s+|recently\s+|just\s+)?"
     r"(?:i|my|it|she|he|they|we)\b)"
     r"|,\s*(?=(?:and\s+|but\s+|now\s+|actually\s+|also\s+|instead\s+)*"
-    r"(?:i|my|it is|its|it was|she|he|they|we)\b)"
+    r"(?:i|my|it is|its|it was|she|he|they|we|can you|could you|would you|do you|any)\b)"
+    r"|\s+[—–]\s+|\s+-\s+"
     r"|,\s*(?=(?:and|but)\s+(?:now|then)\b)"
     # chat drops the subject: "moved to Tucson, quit teaching, and ..."
     r"|,?\s+and\s+(?=(?:then\s+|now\s+|also\s+|just\s+)?(?:" + _DROPPED + r"|works|lives|has)\b)"
@@ -461,7 +484,8 @@ _CLAUSES = re.compile(
 _LEAD = re.compile(
     r"^(?:(?:hi|hello|hey|well|oh|so|and|but|also|yes|yeah|ok|okay|um|uh|btw|by the way|anyway"
     r"|honestly|basically|fyi|oops|haha|lol|then|plus|welp|ugh|wow|yay|omg|guess what|news"
-    r"|(?:big |life |quick |small |good |bad )?(?:update|news)|quick thing|fun fact)\b[\s,!.:-]*)+",
+    r"|(?:\w+\s+){0,2}(?:update|news)|quick thing|fun fact|plot twist|confession"
+    r"|small confession|so anyway|anyway)\b[\s,!.:-]*)+",
     re.I,
 )
 _FRAME = re.compile(
@@ -476,9 +500,9 @@ _CORRECTION = re.compile(
     r"|let me correct (?:that|myself)|i was wrong)\b[\s,!.:;-]*",
     re.I,
 )
-_HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|might|i think|i guess|not sure|possibly)\b", re.I)
+_HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|might|i think|not sure|possibly)\b", re.I)
 _SUBJECT = re.compile(
-    rf"^(?:(?P<self>i|we)\b|my\s+(?P<rel>{RELATIONS})(?:'s)?\b(?:\s*,?\s*(?P<relname>[A-Z][a-z]+)"
+    rf"^(?:(?P<self>i|we)\b|my\s+(?P<rel>{RELATIONS})(?:'s)?\b(?:\s*,?\s*(?P<relname>(?-i:[A-Z])[a-z]+)"
     r"(?=\s+(?:is|was|has|lives|works|just|recently|moved|got|loves|likes|hates|does|did|will"
     r"|plans|wants))\s*,?)?)",
     re.I,
@@ -489,10 +513,12 @@ _VALUE_END = re.compile(
     re.I,
 )
 _NAME = r"(?P<name>(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2}))"
+_NAMES = r"(?-i:[A-Z][\w'-]+)(?:\s*(?:,|\band\b|&)\s*(?-i:[A-Z][\w'-]+))*"
 
 
 _VALUE_END_KEEP_COMMAS = re.compile(
-    r"\s*(?:,\s*(?:but|and|because|which|so)\b|\bbecause\b|\bwhich\b|\bbut\b|!|\?|$)", re.I
+    r"\s*(?:,\s*(?:but|and|because|which|so)\b|\bbecause\b|\bwhich\b|\bbut\b|\bso\b|!|\?|$)",
+    re.I,
 )
 
 
@@ -508,7 +534,7 @@ def _clean_value(value: str, commas: bool = False) -> str:
     value = (_VALUE_END_KEEP_COMMAS if commas else _VALUE_END).split(value, maxsplit=1)[0]
     value = _FILLER_END.sub("", value)
     value = re.sub(
-        r"(?:\s+(?:now|again|too|as well|instead|anyway|these days|though|after all|at all"
+        r"(?:\s+(?:now|again|too|as well|instead|anyway|these days|though|after all|at all|for now"
         r"|either|anymore|any more|any longer))+$",
         "",
         value,
@@ -583,7 +609,7 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         (
             _p(
                 r"^(?:am|is|are)\s+(?:still\s+)?(?:out\s+|over\s+|back\s+|based\s+)?in\s+"
-                r"(?P<v>(?-i:[A-Z])[\w.'-]+(?:\s+(?-i:[A-Z])[\w.'-]+)*)"
+                r"(?P<v>(?-i:[A-Z][a-z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]+)*)"
             ),
             "home",
         ),
@@ -690,7 +716,7 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
             _p(
                 rf"^(?:do\s+|does\s+)?{neg}(?:live|lives|am living|is living"
                 r"|are living|reside|resides|am based|is based|am staying"
-                r"|is staying|just moved|moved|relocated|moved back)\s+(?:back\s+)?(?:in"
+                r"|is staying|just moved|moved|relocated|moved back)\s+(?:back\s+|put\s+)?(?:in"
                 r"|to|at)\s+(?P<v>.+)"
             ),
             "home",
@@ -747,7 +773,7 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
                 r"^(?:have|has|got|adopted|just got|bought)\s+(?:an?"
                 r"|one|two|three|four|\d+|a\s+new|another)\s+(?:new\s+"
                 rf"|little\s+|pet\s+|rescue\s+|\w+\s+)?(?P<species>{PETS})\b(?:\s*,?\s*(?:named"
-                rf"|called)\s+{_NAME})?"
+                rf"|called)?\s*(?P<names>{_NAMES}))?"
             ),
             "pet",
         ),
@@ -835,6 +861,33 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         (_p(r"^(?:cancell?ed|called off|postponed)\s+(?:my\s+|our\s+|the\s+)?(?P<v>.+)"), "cancel"),
         (
             _p(
+                rf"^(?:have\s+|has\s+)?(?:gone back to|went back to|started|start|am|is|began)"
+                rf"\s+eating\s+(?P<v>(?:{FOOD_GROUPS})\b)"
+            ),
+            "diet-eat",
+        ),
+        (_p(rf"^(?:eat|eats)\s+(?P<v>(?:{FOOD_GROUPS})\b)\s+again"), "diet-eat"),
+        (
+            _p(r"^(?:manage|manages|run|runs|own|owns|opened)\s+(?P<v>(?:a|an|the|my)\s+.+)"),
+            "manage",
+        ),
+        (
+            _p(
+                r"^(?:starting|start|will start|am starting|starts)\s+(?:a\s+new\s+job\s+)?at\s+"
+                r"(?P<v>(?-i:[A-Z]).+)"
+            ),
+            "employer",
+        ),
+        (
+            _p(
+                r"^(?:got into|got accepted (?:in)?to|was accepted (?:in)?to"
+                r"|were accepted (?:in)?to"
+                r"|got admitted to|was admitted to|got a place (?:at|on))\s+(?P<v>.+)"
+            ),
+            "admitted",
+        ),
+        (
+            _p(
                 r"^(?:went|travell?ed|flew|visited|attended|graduated"
                 r"|finished|completed|ran|won|got back|came back|returned"
                 r"|started|bought|sold|met|had|adopted|celebrated|took)\b(?P<v>.*)"
@@ -858,7 +911,7 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
             "name-bare",
         ),
         (
-            _p(r"^(?:am|is|are)\s+(?:now\s+)?(?P<neg>not\s+)?(?:an?\s+)(?P<v>[\w -]{2,60})"),
+            _p(r"^(?:am|is|are)\s+(?:now\s+)?(?P<neg>not\s+)?(?:an?\s+)(?P<v>[\w &'-]{2,60})"),
             "identity",
         ),
     ]
@@ -886,6 +939,7 @@ _NOW_A = re.compile(r"^(?:now\s+)?(?:i am\s+)?(?:an?\s+)?(?P<v>[\w -]{2,40})\s+n
 _LATER_SUBJECT = re.compile(rf"(?<=[\s,:;!-])(?:i|we|my\s+(?:{RELATIONS}))\b", re.I)
 _ELIDED = re.compile(
     r"^(?:just\s+|finally\s+|also\s+|recently\s+|officially\s+)*(?:moved|relocated|quit|left"
+    r"|starting|start|got into|gone back|manage|run"
     r"|started|got|went|became|switched|adopted|booked|finished|stopped|joined|married|engaged"
     r"|divorced|turned|retired|cancell?ed|had to cancel|gave up|lost|works|lives|is|has|likes"
     r"|loves|hates|tapered|tapering|cut out|no more|took up|named|called)\b",
@@ -947,6 +1001,36 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
         value = m.group("v")
         if value.lower() not in _NOT_A_THING and value.lower() not in _relation_words():
             return [Fact("", "", "fact", conf, 0.6, ends=[Ending(group="pet", value=value)])]
+    if m := re.match(
+        r"^(?:the\s+|my\s+|our\s+)?(?P<v>[\w' -]{2,40}?)\s+(?:got|was|has been|is|have been)"
+        r"\s+(?:cancell?ed|called off|postponed|scrapped)\b",
+        clause,
+        re.I,
+    ):
+        return [Fact("", "", "plan", conf, 0.6, ends=[Ending(group="plan", value=m.group("v"))])]
+    if m := re.search(
+        r"\b(?:put|started|switched|moved|changed)\s+me\s+(?P<how>on(?:to)?|to|over to)\s+"
+        r"(?P<v>(?!an?\b|the\b)[\w-]+)(?:\s+for\s+(?P<cond>[\w ]{3,40}))?",
+        clause,
+        re.I,
+    ):
+        value = m.group("v")
+        slot = f"medication:{_key(value)}"
+        ends = [Ending(group="medication")] if m.group(0).lower().startswith("switched") else []
+        facts = [Fact(_sentence(f"The user takes {value}"), slot, "health", conf, 0.9, ends=ends)]
+        cond = (m.group("cond") or "").strip()
+        if cond and _CONDITION.fullmatch(cond):
+            text = f"The user has {cond}"
+            facts.append(Fact(_sentence(text), f"condition:{_key(cond)}", "health", conf, 0.9))
+        return facts
+    if m := re.match(
+        r"^(?:the\s+)?(?P<v>[\w -]{2,30}?)\s+(?:allergy|intolerance)\s+is\s+(?:my|his|her|their)\s+"
+        r"\w+'s,?\s+not\s+mine",
+        clause,
+        re.I,
+    ):
+        slot = f"allergy:{_key(m.group('v'))}"
+        return [Fact("", slot, "health", 0.9, 0.9, ends=[Ending(slot=slot)])]
     if m := re.search(
         r"\b(?:officially|just turned|turned|turning|am now|i am)\s+(?P<v>[1-9]\d)\b"
         r"(?!\s*(?:minutes|hours|days|weeks|months|%|am|pm|times|of|people|years? ago))",
@@ -1005,6 +1089,14 @@ def _bare_name(value: str) -> bool:
     )
 
 
+_ADVERBS = re.compile(
+    r"\b(?:actually|honestly|definitely|officially|even|still|currently|also|just|really|finally"
+    r"|recently|already|both|strictly|only|totally|absolutely|literally|basically|seriously"
+    r"|truly|now)\s+",
+    re.I,
+)
+
+
 class _Clause:
     """State carried between the clauses of one turn (a correction's new value)."""
 
@@ -1014,6 +1106,8 @@ class _Clause:
         self.replace_kind = ""  # "medication" after "停了X": "换成Y" is a new medication
         self.species = ""  # the last pet named without its name yet
         self.corrected = False  # a clause that only said "I got it wrong" ("打错了")
+        self.last_group = ""  # the slot kind just stated ("过敏的是X"): "不是Y" negates its Y
+        self.only = False  # "I'm only allergic to X": the other allergies end
 
 
 def _english_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact]:
@@ -1043,6 +1137,19 @@ def _build_job(who: _Who, value: str, conf: float) -> Fact:
     return Fact(_sentence(text), f"{who.prefix}job", "fact", conf, 0.75)
 
 
+class _Flag:
+    """A flag the clause sets for the builders (see `_Clause.only`)."""
+
+    def __init__(self) -> None:
+        self.value = False
+
+    def get(self) -> bool:
+        return self.value
+
+
+_ONLY = _Flag()
+
+
 def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fact] | None:
     g = m.groupdict()
     negated = bool((g.get("neg") or "").strip())
@@ -1052,11 +1159,18 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         value = _value(m)
         if not value:
             return None
-        slot = f"{p}allergy:{_key(value)}"
-        if negated:
-            return [Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)])]
-        text = f"{who.name} {who.verb('is', 'are')} allergic to {value}"
-        return [Fact(_sentence(text), slot, "health", conf, 0.95)]
+        values = [v for v in re.split(r"\s*(?:,|\band\b|&|\bor\b)\s*", value) if v.strip()]
+        facts = []
+        for one in values:
+            slot = f"{p}allergy:{_key(one)}"
+            if negated:
+                facts.append(Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)]))
+                continue
+            text = f"{who.name} {who.verb('is', 'are')} allergic to {one}"
+            facts.append(Fact(_sentence(text), slot, "health", conf, 0.95))
+        if facts and not negated and _ONLY.get():
+            facts[0].ends.append(Ending(group=f"{p}allergy"))
+        return facts
     if kind in ("name", "name-bare"):
         name = (g.get("name") or g.get("v") or "").strip()
         if kind == "name-bare" and not _bare_name(name):
@@ -1135,17 +1249,27 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
                 Fact(_sentence(org), f"{p}employer", "fact", conf, 0.75),
                 _build_job(who, split.group("job"), conf),
             ]
+        extra: list[Fact] = []
+        place = re.search(
+            r"\s+(?:here\s+|out\s+|over\s+|up\s+|down\s+)?in\s+"
+            r"(?P<place>(?-i:[A-Z][a-z])[\w'-]*(?:\s+(?-i:[A-Z])[\w'-]+)*)$",
+            value,
+        )
+        if place:  # "... here in Cardiff": where they live too
+            value = value[: place.start()]
+            text = f"{who.name} {who.verb('lives', 'live')} in {place.group('place')}"
+            extra.append(Fact(_sentence(text), f"{p}home", "fact", conf, 0.75))
         if kind == "job":
-            split = re.match(r"^(?P<job>.+?)\s+(?:at|for|with)\s+(?P<org>(?-i:[A-Z]).*)$", value)
+            split = re.match(r"^(?P<job>.+?)\s+(?:at|for|with)\s+(?P<org>.*(?-i:[A-Z]).*)$", value)
             if split:
                 job = _build_job(who, split.group("job"), conf)
                 org = f"{who.name} {who.verb('works', 'work')} at {split.group('org')}"
-                return [job, Fact(_sentence(org), f"{p}employer", "fact", conf, 0.75)]
+                return [job, Fact(_sentence(org), f"{p}employer", "fact", conf, 0.75), *extra]
             article = "an" if value[:1].lower() in "aeiou" else "a"
             text = f"{who.name} {who.verb('works', 'work')} as {article} {value}"
         else:
             text = f"{who.name} {who.verb('works', 'work')} at {value}"
-        return [Fact(_sentence(text), f"{p}{kind}", "fact", conf, 0.75)]
+        return [Fact(_sentence(text), f"{p}{kind}", "fact", conf, 0.75), *extra]
     if kind == "pet-named":
         name = g["name"]
         text = f"{who.name} {who.verb('has', 'have')} a pet named {name}"
@@ -1172,6 +1296,21 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
             return None
         text = f"{who.name} {who.verb('likes', 'like')} {value}"
         return [Fact(_sentence(text), f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
+    if kind == "diet-eat":
+        value = _value(m)
+        text = f"{who.name} {who.verb('eats', 'eat')} {value}"
+        return [Fact(_sentence(text), f"{p}diet", "fact", conf, 0.7)]
+    if kind == "manage":
+        verb = m.group(0).split()[0].lower()
+        verb = {"manage": "manages", "run": "runs", "own": "owns", "opened": "opened"}.get(
+            verb, verb
+        )
+        text = f"{who.name} {verb} {_value(m)}"
+        return [Fact(_sentence(text), f"{p}job", "fact", conf, 0.7)]
+    if kind == "admitted":
+        value = _value(m)
+        text = f"{who.name} got into {value}"
+        return [Fact(_sentence(text), f"{p}event:{_key(value)}", "event", conf, 0.7)]
     if kind == "fired":
         return [
             Fact(
@@ -1195,7 +1334,13 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         value = _value(m)
         if not value:
             return None
-        generic = re.match(r"^(?:job|work|position|role)\b", value, re.I)
+        generic = re.match(
+            r"^(?:(?:the|my|that|this)\s+)?(?:job|work|position|role|cafe|café|restaurant|bar"
+            r"|shop|store|company|firm|office|hospital|clinic|school|bank|agency|startup|diner"
+            r"|bakery|factory|warehouse|studio|lab|gig)\b",
+            value,
+            re.I,
+        )
         if not generic and value[:1].isupper():  # an employer: the job there ends with it
             return [
                 Fact(
@@ -1237,11 +1382,23 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         return [Fact(_sentence(text), f"{p}marital", "relationship", conf, 0.75, ends=ends)]
     if kind == "pet":
         species = g["species"].lower()
-        name = g.get("name")
-        text = f"{who.name} {who.verb('has', 'have')} a {species}" + (
-            f" named {name}" if name else ""
-        )
-        return [Fact(_sentence(text), f"{p}pet:{_key(name or species)}", "fact", conf, 0.7)]
+        names = re.split(r"\s*(?:,|\band\b|&)\s*", g.get("names") or "")
+        names = [n for n in names if n and not _NOT_NAME.match(n)]
+        if len(names) > 1 or (names and species.endswith("s") and species != "fish"):
+            species = re.sub(r"(?<!s)s$", "", species)
+        if not names:
+            text = f"{who.name} {who.verb('has', 'have')} a {species}"
+            return [Fact(_sentence(text), f"{p}pet:{_key(species)}", "fact", conf, 0.7)]
+        return [
+            Fact(
+                _sentence(f"{who.name} {who.verb('has', 'have')} a {species} named {name}"),
+                f"{p}pet:{_key(name)}",
+                "fact",
+                conf,
+                0.7,
+            )
+            for name in names
+        ]
     if kind == "family":
         rel = g["rel"].lower()
         name = g.get("name")
@@ -1439,7 +1596,8 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
             return [Fact("", "", "fact", conf, 0.6, ends=[Ending(value=value)])]
         article = "an" if value[:1].lower() in "aeiou" else "a"
         split = re.match(r"^(?P<job>.+?)\s+(?P<prep>at|for|in|with)\s+(?P<where>.+)$", value)
-        if split and _is_occupation(split.group("job")) and not split.group("where")[0].isupper():
+        where = split.group("where") if split else ""
+        if split and _is_occupation(split.group("job")) and not re.search(r"(?-i:[A-Z])", where):
             return [_build_job(who, split.group("job"), conf)]
         if split and _is_occupation(split.group("job")):
             job = _build_job(who, split.group("job"), conf)
@@ -1483,7 +1641,8 @@ def _parse(
         facts = _english_facts(prefix + value, who, _Clause(), True)
     else:
         call = re.match(
-            r"^(?i:(?:you can |please |just |everyone |people |friends )*call me\s+)" + _NAME,
+            r"^(?i:(?:you can |please |just |everyone |people |friends |they |my friends )*"
+            r"calls? me\s+)" + _NAME,
             clause,
         )
         if call and _bare_name(call.group("name")):
@@ -1506,8 +1665,10 @@ def _parse(
             species, name = pet.group("species").lower(), pet.group("name")
             text = f"The user has a {species} named {name}"
             facts = [Fact(_sentence(text), f"pet:{_key(name)}", "fact", 0.8, 0.7)]
-        elif thing and not (
-            thing.group("attr").lower() in _relation_words() and not thing.group("rel")
+        elif (
+            thing
+            and thing.group("attr").lower().split()[0] not in _relation_words()
+            and not re.match(r"^\w+ing\b|.*\bmy\b", thing.group("v"), re.I)
         ):
             rel, attr = thing.group("rel"), thing.group("attr").lower()
             value = _clean_value(
@@ -1566,10 +1727,10 @@ def _parse(
                 rest,
                 flags=re.I,
             )
-            rest = re.sub(
-                r"\b(?:actually|honestly|definitely|officially|even)\s+", "", rest, flags=re.I
-            )
+            _ONLY.value = bool(re.search(r"\bonly\b", rest, re.I))
+            rest = _ADVERBS.sub("", rest)
             facts += _english_facts(rest, who, carry, correction)
+            _ONLY.value = False
         elif who is not _SELF and re.match(r"^(?:she|he|they)\b", clause, re.I):
             rest = re.sub(r"^(?:she|he|they)\s+", "", clause, flags=re.I)
             facts = _english_facts(rest, who, carry, correction)
@@ -1597,6 +1758,8 @@ def _english_clause(
         r"\s*\b(?:after all|at all|for good|completely|entirely)\b", "", clause, flags=re.I
     )
     clause = _FILLER_END.sub("", clause).strip()
+    clause = re.sub(r"\s*\([^)]*\)", "", clause)
+    clause = re.sub(r"^(?:[^:,]{1,30}):\s+(?=\S)", "", clause)  # "Big life update all at once: ..."
     hedged = bool(_HEDGE.search(clause))
     clause = re.sub(
         r"\b(?:i think|i guess|maybe|perhaps|probably|possibly)\b[\s,]*", "", clause, flags=re.I
@@ -1606,7 +1769,8 @@ def _english_clause(
     clause = clause.rstrip(" .!")
     if (
         not clause
-        or clause.endswith("?")
+        or (clause.endswith("?") and len(clause.split()) < 4)
+        or re.match(r"^(?:can|could|would|will|do|does|did)\s+you\b|^any\s+\w+\??$", clause, re.I)
         or (
             re.match(
                 r"^(?:do|does|did|can|could|would|should|what|where|when|who|how|why|is|are)\b",
@@ -1641,24 +1805,24 @@ def _relation_words() -> set[str]:
 
 
 def _apply_time(fact: Fact, when: When, now: datetime) -> None:
-    if when.at is None:
+    at = when.at
+    if at is None:
         return
-    end = when.end or when.at
+    end = when.end or at
+    future = when.future
     if fact.category == "plan" and end < now:
         # "in April" said in December: next April
-        when = When(
-            when.at.replace(year=when.at.year + 1), end.replace(year=end.year + 1), future=True
-        )
-    if fact.category == "plan" or (when.future and fact.statement):
-        fact.occurred_at = when.at
-        fact.expires_at = (when.end or when.at) + timedelta(days=1)
+        at, end, future = at.replace(year=at.year + 1), end.replace(year=end.year + 1), True
+    if fact.category == "plan" or (future and fact.statement):
+        fact.occurred_at = at
+        fact.expires_at = end + timedelta(days=1)
         if fact.category != "plan" and fact.statement:
             fact.category = "plan"
             fact.slot = fact.slot or f"plan:{_key(fact.statement)}"
     elif fact.category == "event":
-        fact.occurred_at = when.at
+        fact.occurred_at = at
     else:
-        fact.valid_from = min(when.at, now)
+        fact.valid_from = min(at, now)
 
 
 # --- Chinese --------------------------------------------------------------------------------
@@ -1667,19 +1831,24 @@ ZH_RELATIONS = (
     "姐姐|妹妹|哥哥|弟弟|妈妈|母亲|爸爸|父亲|老婆|妻子|太太|丈夫|老公|男朋友|女朋友|儿子|女儿"
     "|孩子|朋友|室友|同事|老板|爷爷|奶奶|外公|外婆|父母|叔叔|阿姨"
 )
-ZH_PETS = "狗|猫|小狗|小猫|鹦鹉|仓鼠|兔子|鱼|乌龟"
-_ZH_CLAUSES = re.compile(r"[，,。！!？?；;\n]+|(?:但是|不过(?!敏)|而且|可是|所以)")
+ZH_PETS = (
+    "[\u4e00-\u9fff]{0,2}?(?:狗|猫)|鹦鹉|仓鼠|兔子|鱼|乌龟|柯基|泰迪|金毛|哈士奇|拉布拉多|柴犬|边牧"
+    "|英短|美短|布偶|暹罗|博美|比熊|萨摩耶"
+)
+_ZH_CLAUSES = re.compile(r"[，,。！!？?；;：:～~\n]+|(?:但是|不过(?!敏)|而且|可是|所以)")
 _ZH_LEAD = re.compile(
     r"^(?:你好|您好|嗨|哈喽|嗯|那个|对了|另外|还有|其实|顺便说一下|然后|而且|但是|不过|跟你说个事|跟你说"
     r"|告诉你|更新一下|说一下|好消息|坏消息|啊|哦|噢|诶|哎|好吧|不好意思)+[，,]?"
 )
 _ZH_CORRECTION = re.compile(
-    r"^(?:其实|不对|更正一下|纠正一下|说错了|我说错了|打错了|抱歉|不好意思|啊说错了)[，,]?"
+    r"^(?:其实|不对|更正一下|纠正一下|说错了|我说错了|我刚才说错了|刚才说错了|打错了|打错字了|写错了"
+    r"|抱歉|不好意思|啊说错了)[，,]?"
 )
 _ZH_HEDGE = re.compile(r"可能|也许|大概|好像|应该是")
 _ZH_SUBJECT = re.compile(rf"^我(?!们)(?:的)?(?P<rel>{ZH_RELATIONS})?")
 _ZH_JOB_END = re.compile(
-    r"(?:师|员|生|家|工|官|医生|护士|厨师|司机|经理|老板|作家|主管|总监|警察|律师|会计|记者|编辑|店主|学生)$"
+    r"(?:师|员|生|家|工|官|医生|护士|厨师|司机|经理|老板|作家|主管|总监|警察|律师|会计|记者|编辑|店主|学生"
+    r"|策划|运营|销售|顾问|主播|编剧|导演|翻译|设计|店长|老师|教授|保安|快递员|骑手)$"
 )
 _ZH_CONDITION = re.compile(
     r"(?:糖尿病|哮喘|高血压|低血压|偏头痛|心脏病|关节炎|湿疹|抑郁症|焦虑症|失眠|癌症|\w{1,4}(?:病|症|炎))"
@@ -1689,6 +1858,50 @@ _ZH_CONDITION = re.compile(
 def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | None:
     """Jobs at a place, new employers, shops, quitting a habit, pets named later."""
     p, n = who.prefix, who.name
+    if m := re.match(r"^从(?P<v>[^，,。]+?)(?:离职|辞职|退休)了?", s):
+        ends = [Ending(slot=f"{p}employer"), Ending(slot=f"{p}job")]
+        return [Fact("", "", "fact", conf, 0.7, ends=ends)]
+    if m := re.match(r"^(?:过敏的|过敏源)(?:其实)?是(?P<v>[^，,。]+?)$", s):
+        value = m.group("v")
+        carry.last_group = f"{p}allergy"
+        return [Fact(f"{n}对{value}过敏。", f"{p}allergy:{_key(value)}", "health", conf, 0.95)]
+    if m := re.match(r"^(?:不是|没有|并不是)(?P<v>[^对，,。]{1,6}?)过敏$", s):
+        slot = f"{p}allergy:{_key(m.group('v'))}"
+        return [Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)])]
+    if m := re.match(r"^(?:是)?(?P<v>[^对不，,。是]{1,6}?)过敏$", s):
+        value = m.group("v")
+        carry.last_group = f"{p}allergy"
+        return [Fact(f"{n}对{value}过敏。", f"{p}allergy:{_key(value)}", "health", conf, 0.95)]
+    if carry.last_group and (m := re.match(r"^(?:不是|而不是)(?P<v>[^，,。]{1,6})$", s)):
+        group, carry.last_group = carry.last_group, ""
+        head = group.rpartition("|")[2]
+        slot = (
+            f"{group.rpartition('|')[0] + '|' if '|' in group else ''}{head}:{_key(m.group('v'))}"
+        )
+        return [Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)])]
+    if m := re.match(
+        r"^(?:一直|每天|长期|还在|正在)?(?:在)?(?:吃|服用|服)(?P<v>[\u4e00-\u9fff]{2,8}?"
+        r"(?:平|坦|林|素|酮|胺|醇|尔|利|汀|胍|片|胶囊|药))$",
+        s,
+    ):
+        value = m.group("v")
+        return [Fact(f"{n}在服用{value}。", f"{p}medication:{_key(value)}", "health", conf, 0.9)]
+    if m := re.match(
+        r"^(?:体检)?(?:查出|检查出|确诊|诊断出|查出来)(?:了|有)?(?P<v>[^，,。]+?)$", s
+    ):
+        value = m.group("v")
+        return [Fact(f"{n}患有{value}。", f"{p}condition:{_key(value)}", "health", conf, 0.9)]
+    if m := re.match(r"^(?:朋友|大家|别人|他们|家里人)(?:都)?(?:叫|喊)我(?P<v>[^，,。]{1,4})$", s):
+        return [Fact(f"{n}的昵称是{m.group('v')}。", f"{p}nickname", "fact", conf, 0.7)]
+    if m := re.match(r"^搬回(?:了)?(?:老家)?(?P<v>[^，,。]+?)了?$", s):
+        return [Fact(f"{n}住在{m.group('v')}。", f"{p}home", "fact", conf, 0.8)]
+    if m := re.match(rf"^(?:朋友|别人|家里)?送了我(?:一只|一条|只|条)(?P<species>{ZH_PETS})$", s):
+        carry.species = m.group("species")
+        return [
+            Fact(
+                f"{n}养了一只{carry.species}。", f"{p}pet:{_key(carry.species)}", "fact", conf, 0.7
+            )
+        ]
     if m := re.match(r"^(?:停了|停用了|不吃了|不再吃|停掉了)(?P<v>[^，,。]+?)了?$", s):
         carry.replace_old, carry.replace_kind = m.group("v"), "medication"
         return [
@@ -1736,7 +1949,12 @@ def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | Non
                 f"{n}养了一只{carry.species}。", f"{p}pet:{_key(carry.species)}", "fact", conf, 0.7
             )
         ]
-    if carry.species and (m := re.match(r"^(?:叫|名叫|取名叫?|名字叫)(?P<name>[^，,。]{1,6})$", s)):
+    if carry.species and (
+        m := re.match(
+            r"^(?:我)?(?:给它|给他|给她)?(?:叫|名叫|取名叫?|起名叫?|名字叫)(?P<name>[^，,。]{1,6})$",
+            s,
+        )
+    ):
         species, carry.species = carry.species, ""
         name = m.group("name")
         return [
@@ -1814,7 +2032,7 @@ def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
         return [Fact(f"{n}在{m.group('v')}工作。", f"{p}employer", "fact", conf, 0.75)]
     if m := re.match(
         r"^(?:现在)?(?:转行|改行|开始)?(?:是|当|做)(?:了)?(?:一名|一个|一位|名|个)?"
-        r"(?P<v>[^，,。]{1,12}?)(?:了|的)?$",
+        r"(?P<v>[^，,。]{1,12}?)(?:了|的)?(?:就是.*)?$",
         s,
     ):
         value = m.group("v")
@@ -1887,7 +2105,7 @@ def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
     if m := re.match(r"^(?:打算|计划|准备|要|将要|想要|会)(?P<v>.{2,})$", s):
         value = m.group("v")
         return [Fact(f"{n}计划{value}。", f"{p}plan:{_key(value)}", "plan", 0.75, 0.6)]
-    if m := re.match(r"^(?:已经)?(?:结婚了|离婚了|订婚了|单身)", s):
+    if m := re.match(r"^(?:已经)?(?:结婚了?|离婚了?|订婚了?|单身)", s):
         value = m.group(0).lstrip("已经")
         return [
             Fact(
@@ -1908,7 +2126,8 @@ _ZH_FILLER = re.compile(
     r"(?:哈哈+|呵呵|嘿嘿|啊|呀|吧|啦|嘛|哦|喔|噢|咯|😂|🎉|[\U0001F300-\U0001FAFF])+$"
 )
 _ZH_DROPPED = re.compile(
-    r"^(?:也|还|都|又|再|就|已经|现在|刚|刚刚|终于|自己)*(?:辞职|离职|退休|失业|搬|住|在|做|当|是|转行|改行"
+    r"^(?:也|还|都|又|再|就|已经|现在|刚|刚刚|终于|自己|平时|一直|经常|目前|换了(?:份|个)?工作)*"
+    r"(?:辞职|离职|退休|失业|搬|住|在|做|当|是|转行|改行|过敏|体检|查出|确诊|朋友|大家|从|最爱|超爱|单身"
     r"|跳槽|开了|开始|戒|改|养|不再|不|没有|有|得了|患|对|叫|喜欢|爱|超爱|最爱|讨厌|打算|计划|准备|要"
     r"|去了|结婚|离婚|订婚|停|换)"
 )
@@ -1920,6 +2139,21 @@ def _zh_parse(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
         r"^(?:其实|而)?不是(?P<old>[^，,。]+?)[，,]?(?:而)?是(?P<new>[^，,。]+)$", clause
     ):
         return [Fact("", "", "correction", 0.9, 0.8, replace=(m.group("old"), m.group("new")))]
+    if carry.last_group and (m := re.match(r"^(?:而)?不是(?P<v>[^，,。]{1,6})$", clause)):
+        group, carry.last_group = carry.last_group, ""
+        person, _, head = group.rpartition("|")
+        slot = f"{person}|{head}:{_key(m.group('v'))}" if person else f"{head}:{_key(m.group('v'))}"
+        return [Fact("", slot, "health", 0.9, 0.9, ends=[Ending(slot=slot)])]
+    if m := re.match(
+        rf"^(?:朋友|别人|家里人?)?送了我(?:一只|一条|只|条)(?P<species>{ZH_PETS})$", clause
+    ):
+        carry.species = m.group("species")
+        text = f"用户养了一只{carry.species}。"
+        return [Fact(text, f"pet:{_key(carry.species)}", "fact", 0.8, 0.7)]
+    if m := re.match(
+        r"^(?:朋友|大家|别人|他们|家里人)(?:都)?(?:叫|喊)我(?P<v>[^，,。]{1,4})$", clause
+    ):
+        return [Fact(f"用户的昵称是{m.group('v')}。", "nickname", "fact", 0.8, 0.7)]
     if m := re.match(r"^(?:其实|而)?不是(?P<old>[^，,。]+)$", clause):
         carry.replace_old = m.group("old")
         return []
@@ -1947,7 +2181,12 @@ def _zh_parse(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
         rest = clause
     else:
         return []
-    rest = re.sub(r"^(?:现在|已经|也|还是|还|都|又|刚|刚刚|终于|其实|自己|从|就)+", "", rest)
+    rest = re.sub(
+        r"^(?:现在|已经|也|还是|还|都|又|刚|刚刚|终于|其实|自己|从|就|平时|一直|经常|目前|换了(?:份|个)?工作"
+        r"|家(?=有|养|里))+",
+        "",
+        rest,
+    )
     return _zh_facts(rest, who, carry, correction)
 
 
@@ -2006,13 +2245,31 @@ def facts_of(text: str, now: datetime) -> list[Fact]:
     text = _expand(text)
     who = _SELF
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
-        if sentence.strip().endswith("?"):
-            continue
         for part in _CLAUSES.split(sentence):
             if part and part.strip():
                 found, who = _english_clause(part, carry, now, who)
                 facts.extend(found)
         who = _SELF
+    if any(f.slot == "employer" and f.statement for f in facts):
+        # "left Brightwave, now at Northfield, same role": a new employer, not a new job
+        for fact in facts:
+            fact.ends = [e for e in fact.ends if e.slot != "job"]
+    called = re.search(
+        r"\b(?:everyone|everybody|people|friends|my friends|they|most people)\s+calls?\s+me\s+"
+        + _NAME,
+        text,
+    )
+    if called and not any(f.slot == "nickname" for f in facts):
+        nickname = called.group("name")
+        if any(f.slot == "name" and nickname not in f.statement for f in facts):
+            facts.append(
+                Fact(_sentence(f"The user goes by {nickname}"), "nickname", "fact", 0.8, 0.7)
+            )
+    names = [f for f in facts if f.slot == "name"]
+    if len(names) > 1:  # "My name is Margaret ... everyone calls me Peggy": a nickname
+        for fact in names[1:]:
+            nickname = fact.statement.removeprefix("The user's name is ").rstrip(".")
+            fact.statement, fact.slot = _sentence(f"The user goes by {nickname}"), "nickname"
     return facts
 
 

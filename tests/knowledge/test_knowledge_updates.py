@@ -12,6 +12,10 @@ import pytest
 from apps.evaluation.knowledge import judge, read_scenarios, run_suite, summary_outcome, table
 
 SCENARIOS = Path(__file__).with_name("scenarios.json")
+# Two sets written apart, in real chat style, by authors who never saw the extractor's rules;
+# they drove its development after their first run (29% and 28% right then), so they are
+# regression sets now, no longer held out.
+CHAT_SETS = [Path(__file__).with_name(f"chat_scenarios_{x}.json") for x in ("a", "b")]
 
 
 def test_the_suite_covers_what_it_must() -> None:
@@ -44,8 +48,9 @@ def test_judging_fails_a_missing_fact_and_a_stale_one() -> None:
 
 
 @pytest.mark.django_db
-def test_the_offline_extractor_keeps_current_facts_true() -> None:
-    outcomes = run_suite(read_scenarios(SCENARIOS))
+@pytest.mark.parametrize("path", [SCENARIOS, *CHAT_SETS], ids=lambda p: p.stem)
+def test_the_offline_extractor_keeps_current_facts_true(path: Path) -> None:
+    outcomes = run_suite(read_scenarios(path))
     report = "\n".join(f"{name:<20} {right}/{count}" for name, count, right in table(outcomes))
     failures = [
         f"{o.scenario.id}: missing {o.missing}, stale {o.kept}; facts {o.facts}"
