@@ -255,7 +255,9 @@ def _consolidate_one(
             continue
         if (slot or near_slot) and slot != (near_slot or ""):
             continue  # about different things ("home city" vs "work city"), however alike
-        if set(tokens) <= set(token_index):
+        # Within a slot only the same words are the same fact ("用户喜欢香菜" is not a
+        # near-duplicate of "用户不喜欢吃香菜"); elsewhere, saying less is saying it again.
+        if set(tokens) == set(token_index) or (not slot and set(tokens) <= set(token_index)):
             log(Decision.NOOP, "near-duplicate of a current fact", memory_id, memory_id, similarity)
             return
         if slot or review:

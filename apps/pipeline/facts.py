@@ -195,7 +195,8 @@ RELATIONS = (
 _PLURAL_RELATIONS = {"parents", "siblings", "kids", "children", "grandparents"}
 PETS = (
     "dog|dogs|puppy|cat|cats|kitten|parrot|bird|hamster|rabbit|bunny|guinea pig|fish|goldfish"
-    "|turtle|tortoise|horse|pony|snake|lizard|gecko|ferret|pig|chicken|chickens"
+    "|turtle|tortoise|horse|pony|snake|lizard|gecko|ferret|pig|chicken|chickens|budgie|canary"
+    "|cockatiel|gerbil|chinchilla|axolotl|iguana|golden retriever|labrador|poodle|beagle|terrier"
 )
 DIETS = (
     "vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore|keto|paleo|halal|kosher"
@@ -465,7 +466,7 @@ _CONTRACTIONS_RE = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
 _DROPPED = (
     "moved|relocated|quit|left|started|got|went|became|switched|adopted|booked|finished"
     "|stopped|joined|retired|married|cancell?ed|had to cancel|gave up|took up|turned|cut|no more"
-    "|named|called"
+    "|named|called|taking"
 )
 _CLAUSES = re.compile(
     r"(?<=[.!?])\s+|\n+|;\s*|:\s+(?=i\b)"
@@ -475,6 +476,7 @@ _CLAUSES = re.compile(
     r"|,\s*(?=(?:and\s+|but\s+|now\s+|actually\s+|also\s+|instead\s+)*"
     r"(?:i|my|it is|its|it was|she|he|they|we|can you|could you|would you|do you|any)\b)"
     r"|\s+[—–]\s+|\s+-\s+"
+    r"|,\s*(?=(?-i:[A-Z])[\w'-]+\s+(?:is|are)\s+(?:just\s+|only\s+)?where\b)"
     r"|,\s*(?=(?:and|but)\s+(?:now|then)\b)"
     # chat drops the subject: "moved to Tucson, quit teaching, and ..."
     r"|,?\s+and\s+(?=(?:then\s+|now\s+|also\s+|just\s+)?(?:" + _DROPPED + r"|works|lives|has)\b)"
@@ -490,8 +492,9 @@ _LEAD = re.compile(
 )
 _FRAME = re.compile(
     r"^(?:(?:it\s+)?turns out|apparently|it seems|i (?:just\s+)?(?:realized|realised|found out"
-    r"|learned|learnt|noticed|remembered)|the doctor (?:said|says|told me)|my doctor (?:said|says"
-    r"|told me)|to be honest|honestly|for the record|just so you know|fun fact)(?:\s+that)?[\s,:]*",
+    r"|learned|learnt|noticed|remembered)|(?:the|my)\s+(?:doctor|doc|dr|gp|nurse)\s+(?:said|says"
+    r"|told me|thinks|confirmed)|to be honest|honestly|for the record|just so you know|fun fact)"
+    r"(?:\s+that)?[\s,:]*",
     re.I,
 )
 _CORRECTION = re.compile(
@@ -608,7 +611,7 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         ),
         (
             _p(
-                r"^(?:am|is|are)\s+(?:still\s+)?(?:out\s+|over\s+|back\s+|based\s+)?in\s+"
+                r"^(?:am|is|are)\s+(?:still\s+)?(?:out\s+|over\s+|back\s+|based\s+|stuck\s+)?in\s+"
                 r"(?P<v>(?-i:[A-Z][a-z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]+)*)"
             ),
             "home",
@@ -622,6 +625,13 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
             "medication",
         ),
         (_p(rf"^(?:am|is)\s+(?:now\s+)?on\s+(?P<v>{drug})\b"), "medication"),
+        (
+            _p(
+                r"^(?:am\s+|is\s+)?taking\s+(?P<v>(?!an?\b|the\b|my\b|some\b|care\b|time\b|a\b)[\w-]+)"
+                r"(?=\s+\d+\s*(?:mg|mcg|g|ml|iu)\b|\s+(?:daily|every|each|twice|once|for)\b|\s*$)"
+            ),
+            "medication",
+        ),
         (
             _p(
                 r"^(?:am|is|came|come|coming|finished tapering|tapered|tapering|went|got|am now)"
@@ -939,7 +949,7 @@ _NOW_A = re.compile(r"^(?:now\s+)?(?:i am\s+)?(?:an?\s+)?(?P<v>[\w -]{2,40})\s+n
 _LATER_SUBJECT = re.compile(rf"(?<=[\s,:;!-])(?:i|we|my\s+(?:{RELATIONS}))\b", re.I)
 _ELIDED = re.compile(
     r"^(?:just\s+|finally\s+|also\s+|recently\s+|officially\s+)*(?:moved|relocated|quit|left"
-    r"|starting|start|got into|gone back|manage|run"
+    r"|starting|start|got into|gone back|manage|run|taking"
     r"|started|got|went|became|switched|adopted|booked|finished|stopped|joined|married|engaged"
     r"|divorced|turned|retired|cancell?ed|had to cancel|gave up|lost|works|lives|is|has|likes"
     r"|loves|hates|tapered|tapering|cut out|no more|took up|named|called)\b",
@@ -1001,6 +1011,58 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
         value = m.group("v")
         if value.lower() not in _NOT_A_THING and value.lower() not in _relation_words():
             return [Fact("", "", "fact", conf, 0.6, ends=[Ending(group="pet", value=value)])]
+    if m := re.match(
+        r"^my\s+(?:only\s+|real\s+|actual\s+)?allerg(?:y|ies)\s+(?:is|are)\s+(?:to\s+)?"
+        r"(?P<v>[\w -]+?)(?:,?\s+not\s+(?:to\s+)?(?P<old>[\w -]+))?$",
+        clause,
+        re.I,
+    ):
+        value = m.group("v")
+        slot = f"allergy:{_key(value)}"
+        ends = [Ending(slot=f"allergy:{_key(m.group('old'))}")] if m.group("old") else []
+        text = f"The user is allergic to {value}"
+        return [Fact(_sentence(text), slot, "health", conf, 0.95, ends=ends)]
+    if m := re.match(
+        r"^(?P<v>diabetic|asthmatic|celiac|coeliac|epileptic|anemic|anaemic|pregnant"
+        r"|(?:lactose|gluten) intolerant)$",
+        clause,
+        re.I,
+    ):
+        value = m.group("v").lower()
+        slot = f"condition:{_key(value)}"
+        return [Fact(_sentence(f"The user is {value}"), slot, "health", conf, 0.9)]
+    if m := re.match(
+        r"^(?P<v>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)*)\s+is\s+(?:just\s+|only\s+)?where\s+"
+        r"(?:i|we)\s+(?P<verb>work|study)",
+        clause,
+        re.I,
+    ):
+        verb = "works" if m.group("verb").lower() == "work" else "studies"
+        text = f"The user {verb} in {m.group('v')}"
+        return [Fact(_sentence(text), f"{m.group('verb').lower()}place", "fact", conf, 0.7)]
+    if m := re.search(
+        r"\b(?:rehomed?|gave away|give away|found a new home for|had to give up|gave up)\s+"
+        r"(?:my\s+|our\s+)?(?P<v>[\w'-]+)",
+        clause,
+        re.I,
+    ):
+        return [Fact("", "", "fact", conf, 0.6, ends=[Ending(group="pet", value=m.group("v"))])]
+    if m := re.search(
+        r"\blast\s+(?:shift|day|week)\s+(?:at|with)\s+(?P<v>[\w' &-]+)", clause, re.I
+    ):
+        value = _clean_value(m.group("v"))
+        ends = [Ending(slot="employer", value=value), Ending(slot="job")]
+        return [Fact("", "", "fact", conf, 0.7, ends=ends)]
+    if m := re.search(
+        r"\b(?:first|second|third)\s+(?:week|day|month|shift)\s+as\s+(?:an?\s+)?(?P<job>[\w -]+?)"
+        r"\s+(?:at|for)\s+(?P<org>[\w' &-]+)",
+        clause,
+        re.I,
+    ):
+        job = _build_job(_SELF, m.group("job"), conf)
+        org = _clean_value(m.group("org"))
+        text = f"The user works at {org}"
+        return [job, Fact(_sentence(text), "employer", "fact", conf, 0.75)]
     if m := re.match(
         r"^(?:the\s+|my\s+|our\s+)?(?P<v>[\w' -]{2,40}?)\s+(?:got|was|has been|is|have been)"
         r"\s+(?:cancell?ed|called off|postponed|scrapped)\b",
@@ -1622,6 +1684,21 @@ def _parse(
     replaced = _replacement(clause, correction)
     if replaced is not None:
         return [replaced], previous
+    if m := re.match(
+        r"^(?:it\s+is\s+|its\s+|it\s+was\s+)?not\s+(?P<old>[\w' -]{2,30})$", clause, re.I
+    ):
+        carry.replace_old = m.group("old")
+        return [], previous
+    if carry.replace_old and (
+        m := re.match(
+            r"^(?:it\s+is|its|it\s+was|but|it\s+is\s+actually)\s+(?P<new>[\w' -]{2,30})$",
+            clause,
+            re.I,
+        )
+    ):
+        old, carry.replace_old = carry.replace_old, ""
+        new = re.sub(r"^(?:an?|the)\s+", "", m.group("new"), flags=re.I)
+        return [Fact("", "", "correction", 0.9, 0.8, replace=(old, new))], previous
     whole = _whole_clause(clause, correction)
     if whole is not None:
         return whole, previous
@@ -1758,7 +1835,7 @@ def _english_clause(
         r"\s*\b(?:after all|at all|for good|completely|entirely)\b", "", clause, flags=re.I
     )
     clause = _FILLER_END.sub("", clause).strip()
-    clause = re.sub(r"\s*\([^)]*\)", "", clause)
+    clause = re.sub(r"\s*\([^)]*\)", "", clause)  # (said apart: see facts_of)
     clause = re.sub(r"^(?:[^:,]{1,30}):\s+(?=\S)", "", clause)  # "Big life update all at once: ..."
     hedged = bool(_HEDGE.search(clause))
     clause = re.sub(
@@ -1848,16 +1925,43 @@ _ZH_HEDGE = re.compile(r"可能|也许|大概|好像|应该是")
 _ZH_SUBJECT = re.compile(rf"^我(?!们)(?:的)?(?P<rel>{ZH_RELATIONS})?")
 _ZH_JOB_END = re.compile(
     r"(?:师|员|生|家|工|官|医生|护士|厨师|司机|经理|老板|作家|主管|总监|警察|律师|会计|记者|编辑|店主|学生"
-    r"|策划|运营|销售|顾问|主播|编剧|导演|翻译|设计|店长|老师|教授|保安|快递员|骑手)$"
+    r"|策划|运营|销售|顾问|主播|编剧|导演|翻译|设计|店长|老师|教授|保安|快递员|骑手|测试|开发|运维|客服)$"
 )
 _ZH_CONDITION = re.compile(
-    r"(?:糖尿病|哮喘|高血压|低血压|偏头痛|心脏病|关节炎|湿疹|抑郁症|焦虑症|失眠|癌症|\w{1,4}(?:病|症|炎))"
+    r"(?:糖尿病|哮喘|高血压|低血压|偏头痛|心脏病|关节炎|湿疹|抑郁症|焦虑症|失眠|癌症|痛风|贫血|\w{1,4}(?:病|症|炎))"
 )
 
 
 def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | None:
     """Jobs at a place, new employers, shops, quitting a habit, pets named later."""
     p, n = who.prefix, who.name
+    if m := re.match(r"^(?:现在)?(?:不再是|不是|已经不是)(?P<v>[^，,。]{1,6}?)了$", s):
+        return [Fact("", "", "fact", conf, 0.7, ends=[Ending(value=m.group("v"))])]
+    if m := re.match(r"^(?:是)?(?P<v>纯素|吃素|素食者|素食主义者)(?:的)?$", s):
+        return [
+            Fact(
+                f"{n}吃{'纯素' if '纯' in m.group('v') else '素'}。", f"{p}diet", "fact", conf, 0.8
+            )
+        ]
+    if carry.replace_kind == "medical-context" and (
+        m := re.match(
+            r"^(?:给我|帮我)?(?:换成|改成|换了|改用|改吃)(?:了)?(?P<new>[^，,。]+?)了?$", s
+        )
+    ):
+        new = m.group("new")
+        ends = [Ending(group=f"{p}medication")]
+        return [
+            Fact(f"{n}在服用{new}。", f"{p}medication:{_key(new)}", "health", 0.9, 0.9, ends=ends)
+        ]
+    if m := re.match(
+        rf"^(?:又)?(?:捡了|领养了|收养了|买了|养了)(?:一只|一条|只|条)(?P<species>{ZH_PETS})$", s
+    ):
+        carry.species = m.group("species")
+        return [
+            Fact(
+                f"{n}养了一只{carry.species}。", f"{p}pet:{_key(carry.species)}", "fact", conf, 0.7
+            )
+        ]
     if m := re.match(r"^从(?P<v>[^，,。]+?)(?:离职|辞职|退休)了?", s):
         ends = [Ending(slot=f"{p}employer"), Ending(slot=f"{p}job")]
         return [Fact("", "", "fact", conf, 0.7, ends=ends)]
@@ -1930,7 +2034,7 @@ def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | Non
         r"^(?:跳槽到|跳槽去|跳到|入职|加入)(?:了)?(?P<v>[^，,。]+?)(?:工作|上班)?了?$", s
     ):
         return [Fact(f"{n}在{m.group('v')}工作。", f"{p}employer", "fact", conf, 0.75)]
-    if m := re.match(r"^在(?P<org>[^，,。]{1,12}?)(?:做|当)(?P<job>[^，,。]{1,10}?)(?:的)?$", s):
+    if m := re.match(r"^在(?P<org>[^，,。]{1,12}?)(?:做|当|开)(?P<job>[^，,。]{1,10}?)(?:的)?$", s):
         return [Fact(f"{n}在{m.group('org')}做{m.group('job')}。", f"{p}job", "fact", conf, 0.75)]
     if m := re.match(r"^在(?P<v>[^，,。做当工上]{2,6})$", s):
         return [Fact(f"{n}住在{m.group('v')}。", f"{p}home", "fact", conf, 0.75)]
@@ -2090,14 +2194,16 @@ def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
         if _ZH_CONDITION.fullmatch(value):
             return [Fact(f"{n}患有{value}。", f"{p}condition:{_key(value)}", "health", conf, 0.9)]
     if m := re.match(
-        r"^(?P<neg>不再|不)?(?:很|非常|特别|也|还|超|超级|最|真的|好)?(?P<verb>喜欢|爱|热爱|讨厌|不喜欢)"
+        r"^(?P<neg>不再|不)?(?:突然|很|非常|特别|也|还|超|超级|最|真的|好)?"
+        r"(?P<verb>喜欢上了|喜欢上|爱上了|爱上|喜欢|爱|热爱|讨厌|不喜欢)"
         r"(?P<v>[^，,。]+?)了?$",
         s,
     ):
         value = m.group("v")
         dislike = m.group("verb") in ("讨厌", "不喜欢") or bool(m.group("neg"))
         text = f"{n}{'不喜欢' if dislike else '喜欢'}{value}。"
-        return [Fact(text, f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
+        thing = re.sub(r"^(?:吃|喝|玩|看|听)", "", value)  # 喜欢吃香菜, 爱上香菜: one opinion
+        return [Fact(text, f"{p}opinion:{_key(thing)}", "preference", conf, 0.6)]
     if m := re.match(r"^(?:不去|不打算去|取消了)(?P<v>.+?)了?$", s):
         return [
             Fact("", "", "plan", conf, 0.6, ends=[Ending(group=f"{p}plan", value=m.group("v"))])
@@ -2126,8 +2232,9 @@ _ZH_FILLER = re.compile(
     r"(?:哈哈+|呵呵|嘿嘿|啊|呀|吧|啦|嘛|哦|喔|噢|咯|😂|🎉|[\U0001F300-\U0001FAFF])+$"
 )
 _ZH_DROPPED = re.compile(
-    r"^(?:也|还|都|又|再|就|已经|现在|刚|刚刚|终于|自己|平时|一直|经常|目前|换了(?:份|个)?工作)*"
+    r"^(?:也|还|都|又|再|就|已经|现在|刚|刚刚|终于|自己|平时|一直|经常|目前|换了(?:份|个)?工作|人)*"
     r"(?:辞职|离职|退休|失业|搬|住|在|做|当|是|转行|改行|过敏|体检|查出|确诊|朋友|大家|从|最爱|超爱|单身"
+    r"|家里|捡了|领养|收养|取名|突然|爱上|喜欢上|就是|不是"
     r"|跳槽|开了|开始|戒|改|养|不再|不|没有|有|得了|患|对|叫|喜欢|爱|超爱|最爱|讨厌|打算|计划|准备|要"
     r"|去了|结婚|离婚|订婚|停|换)"
 )
@@ -2181,9 +2288,11 @@ def _zh_parse(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
         rest = clause
     else:
         return []
+    if re.search(r"医生|大夫|医院|药", clause):
+        carry.replace_kind = carry.replace_kind or "medical-context"
     rest = re.sub(
-        r"^(?:现在|已经|也|还是|还|都|又|刚|刚刚|终于|其实|自己|从|就|平时|一直|经常|目前|换了(?:份|个)?工作"
-        r"|家(?=有|养|里))+",
+        r"^(?:就是|家里|换了(?:份|个)?工作|还是|现在|已经|刚刚|终于|其实|自己|平时|一直|经常|目前"
+        r"|也|还|都|又|刚|从|就|家(?=有|养|里)|人(?=也|都|已经|就))+",
         "",
         rest,
     )
@@ -2243,8 +2352,9 @@ def facts_of(text: str, now: datetime) -> list[Fact]:
                 facts.extend(found)
         return facts
     text = _expand(text)
+    asides = re.findall(r"\(([^)]{3,120})\)", text)  # "(I'm a forklift operator at ...)"
     who = _SELF
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+    for sentence in [*re.split(r"(?<=[.!?])\s+|\n+", text), *asides]:
         for part in _CLAUSES.split(sentence):
             if part and part.strip():
                 found, who = _english_clause(part, carry, now, who)
