@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
+from apps.facts.rules import Ending, slot_group, speaks_of, substitute
 from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
 from apps.memories.keyword_index import index_terms
@@ -32,7 +33,6 @@ from apps.memories.services import (
 )
 from apps.namespaces.models import Namespace
 from apps.pipeline import extraction
-from apps.pipeline.facts import Ending, slot_group, speaks_of, substitute
 from apps.pipeline.models import (
     ConsolidationLog,
     Decision,

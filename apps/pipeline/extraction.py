@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from apps.pipeline.facts import Ending, facts_of, speaks_of, substitute
+from apps.facts.rules import Ending, facts_of, speaks_of, substitute
 
 # The context API wraps recalled memories in these markers; text between them came from
 # MemoryHub and is never extracted again.

@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 
+from apps.facts.rules import Ending, normal_slot
 from apps.pipeline import extraction
-from apps.pipeline.facts import Ending, normal_slot
 
 KINDS = {"semantic", "procedural"}
 CATEGORIES = {

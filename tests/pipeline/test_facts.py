@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.pipeline.facts import Ending, facts_of, normal_slot, slot_group, speaks_of
+from apps.facts.rules import Ending, facts_of, normal_slot, slot_group, speaks_of
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

@@ -134,7 +134,7 @@ _STOP = set(
 def stem(word: str) -> str:
     """A crude stem, enough to see that "nursing", "nurse" and "nurses" are one word."""
     word = word.lower()
-    for suffix in ("ing", "ers", "er", "es", "ed", "s", "e", "y"):
+    for suffix in ("ing", "ers", "ors", "er", "or", "es", "ed", "s", "e", "y"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
     return word
@@ -197,6 +197,8 @@ PETS = (
     "dog|dogs|puppy|cat|cats|kitten|parrot|bird|hamster|rabbit|bunny|guinea pig|fish|goldfish"
     "|turtle|tortoise|horse|pony|snake|lizard|gecko|ferret|pig|chicken|chickens|budgie|canary"
     "|cockatiel|gerbil|chinchilla|axolotl|iguana|golden retriever|labrador|poodle|beagle|terrier"
+    "|greyhound|retriever|spaniel|collie|husky|corgi|pug|dachshund|shepherd|chihuahua|bulldog"
+    "|whippet|lab|mutt|tabby"
 )
 DIETS = (
     "vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore|keto|paleo|halal|kosher"
@@ -272,6 +274,7 @@ _EN_TIME = re.compile(
     r"|last night|this morning|this evening|this afternoon|the other day|earlier today)"
     r"|(?:on|last|this past)\s+(?P<onday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|(?P<weekend>over the weekend|this past weekend|on the weekend)"
+    r"|on\s+the\s+(?P<nth>[1-9]|[12]\d|3[01])(?:st|nd|rd|th)"
     r"|(?P<count>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few"
     r"|several|a couple)\s+(?P<unit>day|week|month|year)s?\s+(?P<dir>ago|from now|later)"
     r"|in\s+(?P<incount>\d+|a|an|one|two|three|four|five|six|a couple of|a few)\s+"
@@ -359,6 +362,12 @@ def _en_when(match: re.Match[str], now: datetime) -> When:
         back = (now.weekday() - _WEEKDAYS[g["onday"].lower()]) % 7 or 7
         at = now - timedelta(days=back)
         return When(at, at.replace(hour=23, minute=59), past=True)
+    if g.get("nth"):
+        day = int(g["nth"])
+        at = now.replace(day=min(day, calendar.monthrange(now.year, now.month)[1]))
+        if at.date() < now.date():
+            at = _add_months(at, 1)
+        return When(at, at.replace(hour=23, minute=59), future=True)
     if g.get("weekend"):
         at = now - timedelta(days=(now.weekday() - 5) % 7 or 7)
         return When(at, at + timedelta(days=2), past=True)
@@ -457,7 +466,8 @@ _CONTRACTIONS = [
     (r"\bI'd\b", "I would"), (r"\bcan't\b", "cannot"), (r"\bwon't\b", "will not"),
     (r"n't\b", " not"), (r"\b(it|he|she|that|there)'s\b", r"\1 is"),
     (r"\b(we|they|you)'re\b", r"\1 are"), (r"\b(we|they|you)'ve\b", r"\1 have"),
-    (r"\bgonna\b", "going to"), (r"\bwanna\b", "want to"), (r"\bname's\b", "name is"),
+    (r"\bgonna\b", "going to"), (r"\bim\b", "I am"), (r"\bwanna\b", "want to"),
+    (r"\bname's\b", "name is"),
     (r"\b(mom|mum|dad|sister|brother|wife|husband|son|daughter|friend|partner)'s\s+(?=an?\s)",
      r"\1 is "),
 ]  # fmt: skip
@@ -479,7 +489,9 @@ _CLAUSES = re.compile(
     r"|,\s*(?=(?-i:[A-Z])[\w'-]+\s+(?:is|are)\s+(?:just\s+|only\s+)?where\b)"
     r"|,\s*(?=(?:and|but)\s+(?:now|then)\b)"
     # chat drops the subject: "moved to Tucson, quit teaching, and ..."
-    r"|,?\s+and\s+(?=(?:then\s+|now\s+|also\s+|just\s+)?(?:" + _DROPPED + r"|works|lives|has)\b)"
+    r"|,?\s+and\s+(?=(?:then\s+|now\s+|also\s+|just\s+)?(?:"
+    + _DROPPED
+    + r"|works|lives|has|work|live)\b)"
     r"|,\s*(?=(?:and\s+)?(?:then\s+|now\s+|also\s+|just\s+)?(?:" + _DROPPED + r")\b)",
     re.I,
 )
@@ -487,12 +499,12 @@ _LEAD = re.compile(
     r"^(?:(?:hi|hello|hey|well|oh|so|and|but|also|yes|yeah|ok|okay|um|uh|btw|by the way|anyway"
     r"|honestly|basically|fyi|oops|haha|lol|then|plus|welp|ugh|wow|yay|omg|guess what|news"
     r"|(?:\w+\s+){0,2}(?:update|news)|quick thing|fun fact|plot twist|confession"
-    r"|small confession|so anyway|anyway)\b[\s,!.:-]*)+",
+    r"|small confession|so anyway|anyway|autocorrect|typo|my bad|ugh|whoops|oh no)\b[\s,!.:-]*)+",
     re.I,
 )
 _FRAME = re.compile(
     r"^(?:(?:it\s+)?turns out|apparently|it seems|i (?:just\s+)?(?:realized|realised|found out"
-    r"|learned|learnt|noticed|remembered)|(?:the|my)\s+(?:doctor|doc|dr|gp|nurse)\s+(?:said|says"
+    r"|learned|learnt|noticed|remembered)|(?:the|my)\s+\w+\s+(?:said|says"
     r"|told me|thinks|confirmed)|to be honest|honestly|for the record|just so you know|fun fact)"
     r"(?:\s+that)?[\s,:]*",
     re.I,
@@ -538,6 +550,7 @@ def _clean_value(value: str, commas: bool = False) -> str:
     value = _FILLER_END.sub("", value)
     value = re.sub(
         r"(?:\s+(?:now|again|too|as well|instead|anyway|these days|though|after all|at all|for now"
+        r"|there|here|i guess|lol|haha"
         r"|either|anymore|any more|any longer))+$",
         "",
         value,
@@ -673,7 +686,7 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         (_p(r"^(?:officially|now|just turned|turning|turned)\s+(?P<v>\d{1,3})\b"), "age"),
         (
             _p(
-                rf"^{be}{neg}(?:severely\s+|very\s+|mildly\s+)?(?:allergic"
+                rf"^(?:{be})?{neg}(?:severely\s+|very\s+|mildly\s+)?(?:allergic"
                 r"|intolerant)\s+to\s+(?P<v>.+)"
             ),
             "allergy",
@@ -754,6 +767,21 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         (_p(r"^(?:am|is|are)\s+(?:now\s+)?retired\b"), "retired"),
         (_p(r"^(?:retired|have retired|has retired)\b"), "retired"),
         (_p(r"^(?:stopped|quit)\s+taking\s+(?P<v>.+)"), "medication-stop"),
+        (_p(r"^(?:quit|resigned|handed in my notice|gave notice)\s*$"), "fired"),
+        (_p(r"^(?:started|starting|start|began)\s+as\s+(?:an?\s+)?(?P<v>.+)"), "job"),
+        (
+            _p(
+                r"^got\s+(?:the|a|my)\s+(?P<v>(?-i:[A-Z])[\w&'-]+(?:\s+(?-i:[A-Z])[\w&'-]+)*)\s+"
+                r"(?:job|offer|position|role)\b"
+            ),
+            "employer",
+        ),
+        (
+            _p(
+                r"^(?:flying|heading|going|travell?ing|driving|moving)\s+(?:back\s+)?to\s+(?P<v>.+)"
+            ),
+            "plan-to",
+        ),
         (
             _p(
                 r"^(?:quit|left|lost|stopped|gave up|resigned from|was fired from"
@@ -805,9 +833,9 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         ),
         (
             _p(
-                r"^(?:have|has|suffer from|suffers from|was diagnosed with"
-                r"|were diagnosed with|got diagnosed with|have been diagnosed with"
-                rf"|has been diagnosed with)\s+(?P<v>{_TYPED_CONDITION})"
+                r"^(?:(?:have|has|suffer from|suffers from)\s+(?P<v>" + _TYPED_CONDITION + r")"
+                r"|(?:was|were|got|have been|has been|just got|just been)\s+diagnosed\s+with\s+"
+                r"(?P<v2>[\w' -]{3,40}))"
             ),
             "condition",
         ),
@@ -949,7 +977,8 @@ _NOW_A = re.compile(r"^(?:now\s+)?(?:i am\s+)?(?:an?\s+)?(?P<v>[\w -]{2,40})\s+n
 _LATER_SUBJECT = re.compile(rf"(?<=[\s,:;!-])(?:i|we|my\s+(?:{RELATIONS}))\b", re.I)
 _ELIDED = re.compile(
     r"^(?:just\s+|finally\s+|also\s+|recently\s+|officially\s+)*(?:moved|relocated|quit|left"
-    r"|starting|start|got into|gone back|manage|run|taking"
+    r"|starting|start|got into|gone back|manage|run|taking|work|live|allergic|flying|heading"
+    r"|going|travell?ing|driving|diagnosed|first week|last shift|his name|her name"
     r"|started|got|went|became|switched|adopted|booked|finished|stopped|joined|married|engaged"
     r"|divorced|turned|retired|cancell?ed|had to cancel|gave up|lost|works|lives|is|has|likes"
     r"|loves|hates|tapered|tapering|cut out|no more|took up|named|called)\b",
@@ -1022,6 +1051,35 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
         ends = [Ending(slot=f"allergy:{_key(m.group('old'))}")] if m.group("old") else []
         text = f"The user is allergic to {value}"
         return [Fact(_sentence(text), slot, "health", conf, 0.95, ends=ends)]
+    if m := re.match(
+        rf"^(?:so\s+)?(?:i\s+am\s+|now\s+)?(?:an?\s+)?(?P<v>{DIETS})(?:\s+now)?(?:\s+i\s+guess)?\??$",
+        clause,
+        re.I,
+    ):
+        return [Fact(_sentence(f"The user is {m.group('v').lower()}"), "diet", "fact", conf, 0.8)]
+    if m := re.match(r"^(?:his|her|its)\s+name\s+is\s+" + _NAME, clause, re.I):
+        species = _SPECIES.value or "pet"
+        name = m.group("name")
+        return [
+            Fact(
+                _sentence(f"The user has a {species} named {name}"),
+                f"pet:{_key(name)}",
+                "fact",
+                conf,
+                0.7,
+            )
+        ]
+    if m := re.match(
+        r"^first\s+(?:week|day|month|shift)\s+at\s+(?P<v>(?-i:[A-Z])[\w&' -]+?)"
+        r"(?:\s+done|\s+over|$)",
+        clause,
+        re.I,
+    ):
+        return [
+            Fact(_sentence(f"The user works at {m.group('v')}"), "employer", "fact", conf, 0.75)
+        ]
+    if m := re.search(r"\bno\s+more\s+(?P<v>\w+ing)\b", clause, re.I):
+        return [Fact("", "", "fact", conf, 0.6, ends=[Ending(value=m.group("v"))])]
     if m := re.match(
         r"^(?P<v>diabetic|asthmatic|celiac|coeliac|epileptic|anemic|anaemic|pregnant"
         r"|(?:lactose|gluten) intolerant)$",
@@ -1210,6 +1268,14 @@ class _Flag:
 
 
 _ONLY = _Flag()
+_WHOLE_DIET = re.compile(rf"^(?:so\s+)?(?:an?\s+)?(?:{DIETS})\b", re.I)
+
+
+class _Text:
+    value = ""
+
+
+_SPECIES = _Text()  # the last pet species named in the turn ("his name is Biscuit")
 
 
 def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fact] | None:
@@ -1373,6 +1439,11 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         value = _value(m)
         text = f"{who.name} got into {value}"
         return [Fact(_sentence(text), f"{p}event:{_key(value)}", "event", conf, 0.7)]
+    if kind == "plan-to":
+        value = _value(m)
+        verb = m.group(0).split()[0].lower()
+        text = f"{who.name} {who.verb('is', 'are')} {verb} to {value}"
+        return [Fact(_sentence(text), f"{p}plan:{_key(value)}", "plan", 0.75, 0.6)]
     if kind == "fired":
         return [
             Fact(
@@ -1444,6 +1515,7 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         return [Fact(_sentence(text), f"{p}marital", "relationship", conf, 0.75, ends=ends)]
     if kind == "pet":
         species = g["species"].lower()
+        _SPECIES.value = re.sub(r"(?<!s)s$", "", species)
         names = re.split(r"\s*(?:,|\band\b|&)\s*", g.get("names") or "")
         names = [n for n in names if n and not _NOT_NAME.match(n)]
         if len(names) > 1 or (names and species.endswith("s") and species != "fish"):
@@ -1478,7 +1550,7 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
             )
         ]
     if kind in ("condition", "condition-adj"):
-        value = _value(m)
+        value = _value(m) or _clean_value(g.get("v2") or "")
         key = _key(value)
         slot = f"{p}condition:{key}"
         if negated:
@@ -1581,7 +1653,8 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
             return None
         text = f"{who.name} {verb.lower()} {rest}".strip()
         # A plan that happened is no longer a plan: the event ends it.
-        ends = [Ending(group=f"{p}plan", value=rest)] if stems(rest) else []
+        thing = re.split(r"\s+(?:in|at|on|with|for|after|before|by|last|this|yesterday)\b", rest)[0]
+        ends = [Ending(group=f"{p}plan", value=thing)] if stems(thing) else []
         return [
             Fact(
                 _sentence(text), f"{p}event:{_key(verb + ' ' + rest)}", "event", 0.8, 0.6, ends=ends
@@ -1836,6 +1909,7 @@ def _english_clause(
     )
     clause = _FILLER_END.sub("", clause).strip()
     clause = re.sub(r"\s*\([^)]*\)", "", clause)  # (said apart: see facts_of)
+    clause = re.sub(r"\s*[\U0001F300-\U0001FAFF\u2600-\u27BF\uFE0F]+\s*", " ", clause).strip()
     clause = re.sub(r"^(?:[^:,]{1,30}):\s+(?=\S)", "", clause)  # "Big life update all at once: ..."
     hedged = bool(_HEDGE.search(clause))
     clause = re.sub(
@@ -1846,7 +1920,7 @@ def _english_clause(
     clause = clause.rstrip(" .!")
     if (
         not clause
-        or (clause.endswith("?") and len(clause.split()) < 4)
+        or (clause.endswith("?") and len(clause.split()) < 4 and not _WHOLE_DIET.match(clause))
         or re.match(r"^(?:can|could|would|will|do|does|did)\s+you\b|^any\s+\w+\??$", clause, re.I)
         or (
             re.match(
@@ -1925,16 +1999,46 @@ _ZH_HEDGE = re.compile(r"可能|也许|大概|好像|应该是")
 _ZH_SUBJECT = re.compile(rf"^我(?!们)(?:的)?(?P<rel>{ZH_RELATIONS})?")
 _ZH_JOB_END = re.compile(
     r"(?:师|员|生|家|工|官|医生|护士|厨师|司机|经理|老板|作家|主管|总监|警察|律师|会计|记者|编辑|店主|学生"
-    r"|策划|运营|销售|顾问|主播|编剧|导演|翻译|设计|店长|老师|教授|保安|快递员|骑手|测试|开发|运维|客服)$"
+    r"|策划|运营|销售|顾问|主播|编剧|导演|翻译|设计|店长|老师|教授|保安|快递员|骑手|测试|开发|运维|客服"
+    r"|妈妈|爸爸|主妇|公务员)$"
 )
 _ZH_CONDITION = re.compile(
-    r"(?:糖尿病|哮喘|高血压|低血压|偏头痛|心脏病|关节炎|湿疹|抑郁症|焦虑症|失眠|癌症|痛风|贫血|\w{1,4}(?:病|症|炎))"
+    r"(?:糖尿病|哮喘|高血压|低血压|偏头痛|心脏病|关节炎|湿疹|抑郁症|焦虑症|失眠|癌症|痛风|贫血|甲减|甲亢"
+    r"|\w{1,4}(?:病|症|炎))"
 )
 
 
 def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | None:
     """Jobs at a place, new employers, shops, quitting a habit, pets named later."""
     p, n = who.prefix, who.name
+    m = re.match(r"^(?P<v>(?![有得患没])[^，,。]{1,6}?)$", s)
+    if m and _ZH_CONDITION.fullmatch(m.group("v")):  # "体检说我贫血"
+        value = m.group("v")
+        return [Fact(f"{n}患有{value}。", f"{p}condition:{_key(value)}", "health", conf, 0.9)]
+    if m := re.match(r"^是(?P<new>[^，,。不]{1,8})(?:而)?不是(?P<old>[^，,。]{1,8})$", s):
+        return [Fact("", "", "correction", 0.9, 0.8, replace=(m.group("old"), m.group("new")))]
+    if m := re.match(r"^吃的(?:药)?(?:是|换成了?)(?P<v>[^，,。]{2,8})$", s):
+        value = m.group("v")
+        ends = [Ending(group=f"{p}medication")]
+        return [
+            Fact(
+                f"{n}在服用{value}。", f"{p}medication:{_key(value)}", "health", 0.9, 0.9, ends=ends
+            )
+        ]
+    if m := re.match(r"^(?:在家)?(?:全职)?(?:备考|考)(?P<v>[^，,。]{2,8})$", s):
+        return [Fact(f"{n}在备考{m.group('v')}。", f"{p}study", "fact", conf, 0.6)]
+    if m := re.match(r"^(?:开始)?住(?:在)?(?P<v>[^，,。了]{2,6})(?:了)?$", s):
+        value = m.group("v")
+        return [
+            Fact(
+                f"{n}住在{value}。",
+                f"{p}home",
+                "fact",
+                conf,
+                0.8,
+                ends=[Ending(group=f"{p}plan", value=value)],
+            )
+        ]
     if m := re.match(r"^(?:现在)?(?:不再是|不是|已经不是)(?P<v>[^，,。]{1,6}?)了$", s):
         return [Fact("", "", "fact", conf, 0.7, ends=[Ending(value=m.group("v"))])]
     if m := re.match(r"^(?:是)?(?P<v>纯素|吃素|素食者|素食主义者)(?:的)?$", s):
@@ -1985,7 +2089,7 @@ def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | Non
         return [Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)])]
     if m := re.match(
         r"^(?:一直|每天|长期|还在|正在)?(?:在)?(?:吃|服用|服)(?P<v>[\u4e00-\u9fff]{2,8}?"
-        r"(?:平|坦|林|素|酮|胺|醇|尔|利|汀|胍|片|胶囊|药))$",
+        r"(?:平|坦|林|素|酮|胺|醇|尔|利|汀|胍|片|胶囊|药|乐|唑|星|宁|韦))$",
         s,
     ):
         value = m.group("v")
@@ -2258,6 +2362,22 @@ def _zh_parse(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
         text = f"用户养了一只{carry.species}。"
         return [Fact(text, f"pet:{_key(carry.species)}", "fact", 0.8, 0.7)]
     if m := re.match(
+        r"^(?:你)?(?:叫|喊)我(?P<v>[^，,。就吧]{1,4})(?:就行|就好|就可以|吧)?", clause
+    ):
+        return [Fact(f"用户的昵称是{m.group('v')}。", "nickname", "fact", 0.8, 0.7)]
+    if m := re.match(
+        r"^(?P<old>[^我你，,。]{1,6}?)改名(?:了|字了)?(?:叫(?P<new>[^，,。]{1,6}))?$", clause
+    ):
+        if m.group("new"):
+            return [Fact("", "", "correction", 0.9, 0.7, replace=(m.group("old"), m.group("new")))]
+        carry.replace_old = m.group("old")
+        return []
+    if carry.replace_old and (
+        m := re.match(r"^(?:现在)?(?:它|他|她)(?:叫|改叫)(?P<new>[^，,。]{1,6})$", clause)
+    ):
+        old, carry.replace_old = carry.replace_old, ""
+        return [Fact("", "", "correction", 0.9, 0.7, replace=(old, m.group("new")))]
+    if m := re.match(
         r"^(?:朋友|大家|别人|他们|家里人)(?:都)?(?:叫|喊)我(?P<v>[^，,。]{1,4})$", clause
     ):
         return [Fact(f"用户的昵称是{m.group('v')}。", "nickname", "fact", 0.8, 0.7)]
@@ -2343,6 +2463,7 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 def facts_of(text: str, now: datetime) -> list[Fact]:
     """The atomic facts a user turn states, in order."""
     carry = _Clause()
+    _SPECIES.value = ""
     facts: list[Fact] = []
     if _CJK.search(text):
         who = _Who("用户", "")

@@ -1,0 +1,1 @@
+"""Atomic facts from what a person says (pure: no Django, no database)."""
