@@ -1917,7 +1917,7 @@ def _english_clause(
     ).strip()
     clause, when = take_time(clause, now)
     clause = re.sub(r"^(?:then|and|but|so|also|actually)\s+", "", clause, flags=re.I).strip()
-    clause = clause.rstrip(" .!")
+    clause = re.sub(r"\s+([?!.,])", r"\1", clause).rstrip(" .!")
     if (
         not clause
         or (clause.endswith("?") and len(clause.split()) < 4 and not _WHOLE_DIET.match(clause))
@@ -1969,7 +1969,9 @@ def _apply_time(fact: Fact, when: When, now: datetime) -> None:
         fact.expires_at = end + timedelta(days=1)
         if fact.category != "plan" and fact.statement:
             fact.category = "plan"
-            fact.slot = fact.slot or f"plan:{_key(fact.statement)}"
+            person, _, kind = fact.slot.rpartition("|")
+            if not kind or kind.startswith("activity:"):  # "I'm doing X next month": a plan
+                fact.slot = f"{person + '|' if person else ''}plan:{_key(fact.statement)}"
     elif fact.category == "event":
         fact.occurred_at = at
     else:
@@ -2338,7 +2340,7 @@ _ZH_FILLER = re.compile(
 _ZH_DROPPED = re.compile(
     r"^(?:也|还|都|又|再|就|已经|现在|刚|刚刚|终于|自己|平时|一直|经常|目前|换了(?:份|个)?工作|人)*"
     r"(?:辞职|离职|退休|失业|搬|住|在|做|当|是|转行|改行|过敏|体检|查出|确诊|朋友|大家|从|最爱|超爱|单身"
-    r"|家里|捡了|领养|收养|取名|突然|爱上|喜欢上|就是|不是"
+    r"|家里|捡了|领养|收养|取名|突然|爱上|喜欢上|就是|不是|吃的"
     r"|跳槽|开了|开始|戒|改|养|不再|不|没有|有|得了|患|对|叫|喜欢|爱|超爱|最爱|讨厌|打算|计划|准备|要"
     r"|去了|结婚|离婚|订婚|停|换)"
 )

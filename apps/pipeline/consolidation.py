@@ -434,19 +434,7 @@ def _end_facts(
         for memory in current.order_by("created_at")[:500]:
             if ending.value and not speaks_of(open_memory(keys, memory), ending.value):
                 continue
-            memory.valid_to = now
-            memory.metadata = {**memory.metadata, "ended": "negated or changed"}
-            memory.updated_at = now
-            memory.save(update_fields=["valid_to", "metadata", "updated_at"])
-            audit_record(
-                actor=actor,
-                action="memory.supersede",
-                namespace=namespace,
-                subject_id=subject.pk,
-                object_type="memory",
-                object_id=str(memory.id),
-                details={"successor": None, "reason": "negated"},
-            )
+            _close(actor, namespace, memory, now, successor=None)
             log(Decision.SUPERSEDE, "ended by a later negation or change", None, memory.id)
         for other in pending:
             if other.ended or other.review:
@@ -503,17 +491,29 @@ def _store_pending(
             log(Decision.ADD, "new fact", new.item.id)
             continue
         for old in Memory.objects.filter(pk__in=new.supersedes, valid_to__isnull=True):
-            old.valid_to = now
-            old.metadata = {**old.metadata, "superseded_by": str(new.item.id)}
-            old.updated_at = now
-            old.save(update_fields=["valid_to", "metadata", "updated_at"])
-            audit_record(
-                actor=actor,
-                action="memory.supersede",
-                namespace=namespace,
-                subject_id=subject.pk,
-                object_type="memory",
-                object_id=str(old.id),
-                details={"successor": str(new.item.id)},
-            )
+            _close(actor, namespace, old, now, successor=str(new.item.id))
             log(Decision.SUPERSEDE, "a new value for the same fact", new.item.id, old.id)
+
+
+def _close(
+    actor: Actor, namespace: Namespace, memory: Memory, now: Any, *, successor: str | None
+) -> None:
+    """End a current fact, kept as history: superseded by `successor`, or ended by a
+    negation (no successor). Audited."""
+    memory.valid_to = now
+    note = {"superseded_by": successor} if successor else {"ended": "negated or changed"}
+    memory.metadata = {**memory.metadata, **note}
+    memory.updated_at = now
+    memory.save(update_fields=["valid_to", "metadata", "updated_at"])
+    details: dict[str, Any] = {"successor": successor}
+    if successor is None:
+        details["reason"] = "negated"
+    audit_record(
+        actor=actor,
+        action="memory.supersede",
+        namespace=namespace,
+        subject_id=memory.subject_id,
+        object_type="memory",
+        object_id=str(memory.id),
+        details=details,
+    )

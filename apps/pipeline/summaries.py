@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -10,6 +11,7 @@ from django.conf import settings
 from apps.memories.row_encryption import KeyCache, open_row, seal_row
 from apps.pipeline import extraction
 from apps.pipeline.models import (
+    Message,
     Session,
     SessionSummary,
 )
@@ -38,15 +40,9 @@ def session_summary_update(
         return _session_summary_whole(
             keys=keys, session=session, latest=latest, summarizer=summarizer
         )
-    new_turns = [
-        extraction.Turn(
-            role=m.role,
-            content=open_row(keys, m, session.namespace_id, session.subject_id),
-            position=m.position,
-            name=m.name,
-        )
-        for m in session.messages.filter(position__gt=since).order_by("position")
-    ]
+    new_turns = _turns(
+        keys, session, session.messages.filter(position__gt=since).order_by("position")
+    )
     if not new_turns:
         return latest
     previous = open_row(keys, latest, session.namespace_id, session.subject_id) if latest else ""
@@ -64,6 +60,19 @@ def session_summary_update(
     return summary
 
 
+def _turns(keys: KeyCache, session: Session, rows: Iterable[Message]) -> list[extraction.Turn]:
+    return [
+        extraction.Turn(
+            role=m.role,
+            content=open_row(keys, m, session.namespace_id, session.subject_id),
+            position=m.position,
+            name=m.name,
+            created_at=m.created_at,
+        )
+        for m in rows
+    ]
+
+
 WHOLE_SESSION_TURNS = 1000  # a summarizer that reads the whole session reads this many at most
 
 
@@ -76,16 +85,7 @@ def _session_summary_whole(
     rows = list(session.messages.order_by("-position")[:WHOLE_SESSION_TURNS])[::-1]
     if not rows or (latest is not None and rows[-1].position <= latest.through_position):
         return latest
-    turns = [
-        extraction.Turn(
-            role=m.role,
-            content=open_row(keys, m, session.namespace_id, session.subject_id),
-            position=m.position,
-            name=m.name,
-            created_at=m.created_at,
-        )
-        for m in rows
-    ]
+    turns = _turns(keys, session, rows)
     text = summarizer.summarize(turns)
     if not text:
         return latest
