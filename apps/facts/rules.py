@@ -485,7 +485,7 @@ _CLAUSES = re.compile(
     r"(?:i|my|it|she|he|they|we)\b)"
     r"|,\s*(?=(?:and\s+|but\s+|now\s+|actually\s+|also\s+|instead\s+)*"
     r"(?:i|my|it is|its|it was|she|he|they|we|can you|could you|would you|do you|any)\b)"
-    r"|\s+[—–]\s+|\s+-\s+"
+    r"|\s+[—–]\s+|\s+-\s+|,\s*so\s+(?!that\b|much\b|many\b|far\b)"
     r"|,\s*(?=(?-i:[A-Z])[\w'-]+\s+(?:is|are)\s+(?:just\s+|only\s+)?where\b)"
     r"|,\s*(?=(?:and|but)\s+(?:now|then)\b)"
     # chat drops the subject: "moved to Tucson, quit teaching, and ..."
@@ -905,6 +905,11 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
             "diet-eat",
         ),
         (_p(rf"^(?:eat|eats)\s+(?P<v>(?:{FOOD_GROUPS})\b)\s+again"), "diet-eat"),
+        (_p(rf"^(?:eat|eats)\s+(?P<v>(?:{DIETS})\b)"), "diet-eat"),
+        (
+            _p(r"^(?:have\s+|has\s+)?(?:come|came|coming)\s+around\s+(?:on|to)\s+(?P<v>.+)"),
+            "come-around",
+        ),
         (
             _p(r"^(?:manage|manages|run|runs|own|owns|opened)\s+(?P<v>(?:a|an|the|my)\s+.+)"),
             "manage",
@@ -1000,7 +1005,8 @@ _REPLACEMENTS = [
     # "(the doctor) switched me from lisinopril to amlodipine"
     re.compile(
         r"^(?:\w+\s+){0,3}?(?:switched|changed|moved)\s+(?:me\s+|it\s+)?(?:from|off)\s+"
-        r"(?P<old>[\w' -]{1,40}?)\s+(?:on)?to\s+(?P<new>[\w' -]{1,40}?)\s*(?:,|$)",
+        r"(?P<old>[\w' -]{1,40}?)\s+(?:on)?to\s+(?P<new>[\w' -]{1,40}?)"
+        r"\s*(?:,|$|\s+(?:bc|because|since|as|due|after|for|cause|cuz)\b)",
         re.I,
     ),
 ]
@@ -1032,14 +1038,35 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
         if value.lower() not in _NOT_A_THING:
             return [Fact("", "", "health", conf, 0.9, ends=[Ending(group="allergy", value=value)])]
     if m := re.match(
-        r"^(?:my\s+|our\s+)?(?:\w+\s+)?(?P<v>\w+)\s+(?:passed away|died|was put down|ran away"
+        r"^(?:we\s+|i\s+)?(?:had\s+to\s+)?put\s+(?P<v2>\w+)\s+down\b"
+        r"|^(?:my\s+|our\s+)?(?:\w+\s+)?(?P<v>\w+)\s+(?:passed away|died|was put down|ran away"
         r"|is gone|crossed the rainbow bridge)\b",
         clause,
         re.I,
     ):
-        value = m.group("v")
+        value = m.group("v") or m.group("v2")
         if value.lower() not in _NOT_A_THING and value.lower() not in _relation_words():
             return [Fact("", "", "fact", conf, 0.6, ends=[Ending(group="pet", value=value)])]
+    if m := re.search(rf"\brenamed\s+(?:the|my|our|him|her|it)\s*(?P<v>{PETS})?", clause, re.I):
+        _SPECIES.value = (m.group("v") or _SPECIES.value or "pet").lower()
+        _RENAMING.value = True
+        return [Fact("", "", "fact", conf, 0.6, ends=[Ending(group="pet", value=_SPECIES.value)])]
+    if _RENAMING.get() and (
+        m := re.match(r"^(?:now\s+)?(?:he|she|it)\s+is\s+(?:called\s+)?" + _NAME, clause, re.I)
+    ):
+        name, species = m.group("name"), _SPECIES.value or "pet"
+        text = f"The user has a {species} named {name}"
+        return [Fact(_sentence(text), f"pet:{_key(name)}", "fact", conf, 0.7)]
+    if m := re.match(
+        rf"^my\s+(?:current|new|present)\s+(?P<species>{PETS})\s+is\s+(?:called\s+|named\s+)?"
+        + _NAME,
+        clause,
+        re.I,
+    ):
+        species, name = m.group("species").lower(), m.group("name")
+        ends = [Ending(group="pet", value=species)]
+        text = f"The user has a {species} named {name}"
+        return [Fact(_sentence(text), f"pet:{_key(name)}", "fact", conf, 0.7, ends=ends)]
     if m := re.match(
         r"^my\s+(?:only\s+|real\s+|actual\s+)?allerg(?:y|ies)\s+(?:is|are)\s+(?:to\s+)?"
         r"(?P<v>[\w -]+?)(?:,?\s+not\s+(?:to\s+)?(?P<old>[\w -]+))?$",
@@ -1069,8 +1096,8 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
                 0.7,
             )
         ]
-    if m := re.match(
-        r"^first\s+(?:week|day|month|shift)\s+at\s+(?P<v>(?-i:[A-Z])[\w&' -]+?)"
+    if m := re.search(
+        r"\bfirst\s+(?:week|day|month|shift)\s+at\s+(?P<v>(?-i:[A-Z])[\w&' -]+?)"
         r"(?:\s+done|\s+over|$)",
         clause,
         re.I,
@@ -1276,6 +1303,8 @@ class _Text:
 
 
 _SPECIES = _Text()  # the last pet species named in the turn ("his name is Biscuit")
+_RENAMING = _Flag()  # "we renamed the parrot ... he's Captain now"
+_NEW_VALUE = _Text()  # "Correction: it's actually cashews": a value whose slot comes later
 
 
 def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fact] | None:
@@ -1400,7 +1429,7 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         return [Fact(_sentence(text), f"{p}{kind}", "fact", conf, 0.75), *extra]
     if kind == "pet-named":
         name = g["name"]
-        text = f"{who.name} {who.verb('has', 'have')} a pet named {name}"
+        text = f"{who.name} {who.verb('has', 'have')} a {_SPECIES.value or 'pet'} named {name}"
         return [Fact(_sentence(text), f"{p}pet:{_key(name)}", "fact", conf, 0.7)]
     if kind == "booked":
         value = _value(m)
@@ -1422,6 +1451,10 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
                 text = f"{who.name} {who.verb('is', 'are')} a {value.lower()} person"
                 return [Fact(_sentence(text), f"{p}opinion:{_key(value)}", "preference", conf, 0.5)]
             return None
+        text = f"{who.name} {who.verb('likes', 'like')} {value}"
+        return [Fact(_sentence(text), f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
+    if kind == "come-around":
+        value = _value(m)
         text = f"{who.name} {who.verb('likes', 'like')} {value}"
         return [Fact(_sentence(text), f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
     if kind == "diet-eat":
@@ -1775,6 +1808,13 @@ def _parse(
     whole = _whole_clause(clause, correction)
     if whole is not None:
         return whole, previous
+    if (correction or carry.corrected) and (
+        m := re.match(
+            r"^(?:it\s+is|its)\s+(?:actually\s+|really\s+)?(?P<v>[\w' ,-]{2,60}?)$", clause, re.I
+        )
+    ):
+        _NEW_VALUE.value = _clean_value(m.group("v"), commas=True)
+        return [], previous
     facts: list[Fact] = []
     who = previous
     # "it's shellfish" after "I'm not allergic to peanuts": the negated fact, a new value.
@@ -1918,6 +1958,10 @@ def _english_clause(
     clause, when = take_time(clause, now)
     clause = re.sub(r"^(?:then|and|but|so|also|actually)\s+", "", clause, flags=re.I).strip()
     clause = re.sub(r"\s+([?!.,])", r"\1", clause).rstrip(" .!")
+    if correction and not clause:
+        carry.corrected = True
+    if re.search(r"\bautocorrect|\b(?:misspoke|mistyped|typo)\b", raw, re.I):
+        carry.corrected = True
     if (
         not clause
         or (clause.endswith("?") and len(clause.split()) < 4 and not _WHOLE_DIET.match(clause))
@@ -1944,6 +1988,8 @@ def _english_clause(
     if not facts and _ELIDED.match(clause):
         # No subject at all, as chat drops it: "moved to Tucson", "quit teaching".
         facts = _english_facts(clause, previous, carry, correction)
+    if correction and not facts:
+        carry.corrected = True  # "Sorry, I got that wrong." — the next clause corrects
     for fact in facts:
         if hedged:
             fact.confidence = min(fact.confidence, 0.5)
@@ -2148,6 +2194,23 @@ def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | Non
         return [Fact(f"{n}开了一家{m.group('v')}。", f"{p}job", "fact", conf, 0.7)]
     if m := re.match(r"^(?:戒了|戒掉了|戒)(?P<v>[^，,。]+?)了?$", s):
         return [Fact("", "", "preference", conf, 0.6, ends=[Ending(value=m.group("v"))])]
+    if m := re.match(
+        r"^(?:开始|又开始|重新)吃(?P<v>肉|鱼|海鲜|鸡肉|猪肉|牛肉|羊肉|鸡蛋|蛋|荤)了?$", s
+    ):
+        return [Fact(f"{n}吃{m.group('v')}。", f"{p}diet", "fact", conf, 0.7)]
+    if m := re.match(
+        rf"^养了?(?:一只|一条|只|条)叫(?P<name>[^，,。的]{{1,6}})的(?P<species>{ZH_PETS})$", s
+    ):
+        name = m.group("name")
+        return [
+            Fact(
+                f"{n}养了一只叫{name}的{m.group('species')}。",
+                f"{p}pet:{_key(name)}",
+                "fact",
+                conf,
+                0.7,
+            )
+        ]
     if m := re.match(r"^(?:改喝|改吃|改成喝|改成吃|开始喝|开始吃)(?:了)?(?P<v>[^，,。]+?)了?$", s):
         verb = "喝" if "喝" in m.group(0)[:4] else "吃"
         value = m.group("v")
@@ -2300,9 +2363,9 @@ def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
         if _ZH_CONDITION.fullmatch(value):
             return [Fact(f"{n}患有{value}。", f"{p}condition:{_key(value)}", "health", conf, 0.9)]
     if m := re.match(
-        r"^(?P<neg>不再|不)?(?:突然|很|非常|特别|也|还|超|超级|最|真的|好)?"
+        r"^(?P<neg>不再|不)?(?:突然|很|非常|特别|也|还挺|还|超|超级|最|真的|好|挺|蛮)?"
         r"(?P<verb>喜欢上了|喜欢上|爱上了|爱上|喜欢|爱|热爱|讨厌|不喜欢)"
-        r"(?P<v>[^，,。]+?)了?$",
+        r"(?P<v>[^，,。]+?)(?:了|的)?$",
         s,
     ):
         value = m.group("v")
@@ -2383,6 +2446,10 @@ def _zh_parse(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
         r"^(?:朋友|大家|别人|他们|家里人)(?:都)?(?:叫|喊)我(?P<v>[^，,。]{1,4})$", clause
     ):
         return [Fact(f"用户的昵称是{m.group('v')}。", "nickname", "fact", 0.8, 0.7)]
+    if m := re.search(
+        r"把(?P<old>[^，,。]{1,8}?)(?:换成|改成|换为)(?:了)?(?P<new>[^，,。]{1,8}?)了?$", clause
+    ):
+        return [Fact("", "", "correction", 0.9, 0.8, replace=(m.group("old"), m.group("new")))]
     if m := re.match(r"^(?:其实|而)?不是(?P<old>[^，,。]+)$", clause):
         carry.replace_old = m.group("old")
         return []
@@ -2465,7 +2532,7 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 def facts_of(text: str, now: datetime) -> list[Fact]:
     """The atomic facts a user turn states, in order."""
     carry = _Clause()
-    _SPECIES.value = ""
+    _SPECIES.value, _RENAMING.value, _NEW_VALUE.value = "", False, ""
     facts: list[Fact] = []
     if _CJK.search(text):
         who = _Who("用户", "")
@@ -2483,6 +2550,8 @@ def facts_of(text: str, now: datetime) -> list[Fact]:
                 found, who = _english_clause(part, carry, now, who)
                 facts.extend(found)
         who = _SELF
+    if _NEW_VALUE.value:
+        facts.extend(_attach_new_value(_NEW_VALUE.value, facts))
     if any(f.slot == "employer" and f.statement for f in facts):
         # "left Brightwave, now at Northfield, same role": a new employer, not a new job
         for fact in facts:
@@ -2504,6 +2573,26 @@ def facts_of(text: str, now: datetime) -> list[Fact]:
             nickname = fact.statement.removeprefix("The user's name is ").rstrip(".")
             fact.statement, fact.slot = _sentence(f"The user goes by {nickname}"), "nickname"
     return facts
+
+
+def _attach_new_value(value: str, facts: list[Fact]) -> list[Fact]:
+    """Where "it's actually X" belongs: to the allergy or medication the turn ends, else, if
+    X is a name, to the name."""
+    groups = {e.group or slot_group(e.slot) for f in facts for e in f.ends}
+    values = [v for v in re.split(r"\s*(?:,|\band\b|&)\s*", value) if v]
+    for head, template in (
+        ("allergy", "The user is allergic to {}"),
+        ("medication", "The user takes {}"),
+    ):
+        if head in groups:
+            return [
+                Fact(_sentence(template.format(v)), f"{head}:{_key(v)}", "health", 0.9, 0.9)
+                for v in values
+            ]
+    if _bare_name(value.split(",")[0].strip()):
+        name = value.split(",")[0].strip()
+        return [Fact(_sentence(f"The user's name is {name}"), "name", "fact", 0.9, 0.9)]
+    return []
 
 
 def normal_slot(slot: str) -> str:

@@ -13,12 +13,12 @@ from apps.evaluation.knowledge import judge, read_scenarios, run_suite, summary_
 
 SCENARIOS = Path(__file__).with_name("scenarios.json")
 # Sets written apart, in real chat style, by authors who never saw the extractor's rules;
-# they drove its development after their first run (29%, 28%, 60% and 52% right then), so they are
-# regression sets now, no longer held out.
-CHAT_SETS = [Path(__file__).with_name(f"chat_scenarios_{x}.json") for x in ("a", "b", "c", "d")]
-# heldout_e.json, written the same way, is the one the rules have never been tuned on: it
-# measures how they generalise (`manage.py knowledge_eval tests/knowledge/heldout_e.json`:
-# 62.5% on its first run) and is deliberately not held to the floor here. Tune on it and it
+# they drove its development after their first run (29%, 28%, 60%, 52% and 62% right then),
+# so they are regression sets now, no longer held out.
+CHAT_SETS = [Path(__file__).with_name(f"chat_scenarios_{x}.json") for x in "abcde"]
+# heldout_f.json, written the same way, is the one the rules have never been tuned on: it
+# measures how they generalise (`manage.py knowledge_eval tests/knowledge/heldout_f.json`:
+# 45% on its first run) and is deliberately not held to the floor here. Tune on it and it
 # stops measuring that: then write a new one.
 
 
