@@ -234,7 +234,8 @@ _CONDITION = re.compile(
     r"(?:diabetes|asthma|epilepsy|hypertension|high blood pressure|low blood pressure|migraines?"
     r"|arthritis|eczema|psoriasis|celiac disease|coeliac disease|adhd|autism|depression|anxiety"
     r"|insomnia|cancer|a heart condition|heart disease|anemia|anaemia|gout|lupus|covid|the flu"
-    r"|a cold|allergies|hay fever|\w+itis|\w+osis|\w+emia|\w+ disease|\w+ disorder|\w+ syndrome)",
+    r"|a cold|allergies|hay fever|ibs|gerd|acid reflux|\w+itis|\w+osis|\w+emia|\w+ism"
+    r"|\w+ disease|\w+ disorder|\w+ syndrome|\w+ sensitivity|\w+ dysfunction)",
     re.I,
 )
 _TYPED_CONDITION = rf"(?:type\s+\d\s+|chronic\s+|mild\s+|severe\s+)?{_CONDITION.pattern}"
@@ -285,7 +286,7 @@ _EN_TIME = re.compile(
     r"(?:,?\s+(?P<monthyear>(?:19|20)\d\d))?"
     r"|(?:at|by)\s+the\s+end\s+of\s+(?P<endof>the\s+month|this\s+month|the\s+week"
     r"|this\s+week|the\s+year|this\s+year|next\s+month)"
-    r"|(?P<vague>recently|lately|these days|nowadays|currently|at the moment|right now|now"
+    r"|(?P<vague>recently|lately|these days|nowadays|currently|at the moment|right now|rn|now"
     r"|anymore|any more|any longer|soon|just now|earlier this year|earlier today))\b",
     re.I,
 )
@@ -468,8 +469,9 @@ _CONTRACTIONS = [
     (r"\b(we|they|you)'re\b", r"\1 are"), (r"\b(we|they|you)'ve\b", r"\1 have"),
     (r"\bgonna\b", "going to"), (r"\bim\b", "I am"), (r"\bwanna\b", "want to"),
     (r"\bname's\b", "name is"),
-    (r"\b(mom|mum|dad|sister|brother|wife|husband|son|daughter|friend|partner)'s\s+(?=an?\s)",
+    (r"\b(mom|mum|dad|sister|brother|wife|husband|son|daughter|friend|partner)'s\s+(?=an?\s|\w+ing\b)",
      r"\1 is "),
+    (r"^(mom|mum|dad|mother|father)\b", r"my \1"),
 ]  # fmt: skip
 _CONTRACTIONS_RE = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
 # Verbs a chat turn starts a clause with, its subject dropped ("moved to Tucson, quit ...").
@@ -648,7 +650,8 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         (
             _p(
                 r"^(?:am|is|came|come|coming|finished tapering|tapered|tapering|went|got|am now)"
-                r"\s+(?:completely\s+|fully\s+|finally\s+)?off\s+(?P<v>[\w-]+)"
+                r"\s+(?:completely\s+|fully\s+|finally\s+)?off\s+(?:the\s+|my\s+)?"
+                r"(?P<v>(?!over\b|for\b|it\b|of\b|them\b|that\b)[\w-]+)"
             ),
             "medication-stop",
         ),
@@ -768,6 +771,18 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         (_p(r"^(?:retired|have retired|has retired)\b"), "retired"),
         (_p(r"^(?:stopped|quit)\s+taking\s+(?P<v>.+)"), "medication-stop"),
         (_p(r"^(?:quit|resigned|handed in my notice|gave notice)\s*$"), "fired"),
+        (
+            _p(
+                r"^(?:got|was|been)\s+(?:poached|hired|headhunted|recruited|snapped up)"
+                r"\s+by\s+(?P<v>.+)"
+            ),
+            "employer",
+        ),
+        (
+            _p(r"^(?:am|is)\s+(?:so\s+|totally\s+)?(?:obsessed with|hooked on|into)\s+(?P<v>.+)"),
+            "come-around",
+        ),
+        (_p(r"^switched\s+to\s+(?P<v>(?!an?\b|the\b)[\w -]+)"), "switched-to"),
         (_p(r"^(?:started|starting|start|began)\s+as\s+(?:an?\s+)?(?P<v>.+)"), "job"),
         (
             _p(
@@ -857,8 +872,17 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         ),
         (
             _p(
+                r"^(?:take|takes|am taking|is taking|am on|is on)\s+(?P<v>[\w-]+)\s+for\s+"
+                r"(?:my\s+)?"
+                rf"(?P<cond>{_TYPED_CONDITION})"
+            ),
+            "medication-for",
+        ),
+        (
+            _p(
                 r"^(?:take|takes|am taking|is taking|started taking)"
-                r"\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+(?:medication"
+                r"\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+(?:every|each|twice|once|in the|at night"
+                r"|medication"
                 r"|meds|pills|tablets|daily|every day|for)"
             ),
             "medication",
@@ -916,7 +940,8 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         ),
         (
             _p(
-                r"^(?:starting|start|will start|am starting|starts)\s+(?:a\s+new\s+job\s+)?at\s+"
+                r"^(?:starting|start|started|will start|am starting|starts)"
+                r"\s+(?:a\s+new\s+job\s+)?at\s+"
                 r"(?P<v>(?-i:[A-Z]).+)"
             ),
             "employer",
@@ -1020,7 +1045,9 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
     fine", "Pickle passed away", "swimming is my thing now"."""
     conf = 0.9 if correction else 0.8
     if m := re.match(
-        r"^it\s+is\s+(?P<v>[\w -]{2,40}?)\s+(?:that\s+)?i\s+(?:am\s+)?(?:allergic\s+to|react\s+to"
+        r"^it\s+is\s+(?:actually\s+|really\s+|only\s+)?(?P<v>[\w -]{2,40}?)\s+(?:that\s+)?i\s+"
+        r"(?:am\s+)?"
+        r"(?:allergic\s+to|react\s+to"
         r"|cannot\s+eat|can not\s+eat)$",
         clause,
         re.I,
@@ -1034,7 +1061,9 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
         clause,
         re.I,
     ):
-        value = m.group("v")
+        value = re.sub(
+            r"^(?:the\s+)?(?:other|all other|any other)\s+", "", m.group("v"), flags=re.I
+        )
         if value.lower() not in _NOT_A_THING:
             return [Fact("", "", "health", conf, 0.9, ends=[Ending(group="allergy", value=value)])]
     if m := re.match(
@@ -1108,7 +1137,7 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
     if m := re.search(r"\bno\s+more\s+(?P<v>\w+ing)\b", clause, re.I):
         return [Fact("", "", "fact", conf, 0.6, ends=[Ending(value=m.group("v"))])]
     if m := re.match(
-        r"^(?P<v>diabetic|asthmatic|celiac|coeliac|epileptic|anemic|anaemic|pregnant"
+        r"^(?P<v>(?:type\s+\d\s+)?diabetic|asthmatic|celiac|coeliac|epileptic|anemic|anaemic|pregnant"
         r"|(?:lactose|gluten) intolerant)$",
         clause,
         re.I,
@@ -1125,6 +1154,25 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
         verb = "works" if m.group("verb").lower() == "work" else "studies"
         text = f"The user {verb} in {m.group('v')}"
         return [Fact(_sentence(text), f"{m.group('verb').lower()}place", "fact", conf, 0.7)]
+    if m := re.search(
+        r"\boutgrown\s+(?:the\s+|my\s+|an?\s+)?(?P<v>[\w -]{2,30}?)\s+(?:allergy|intolerance)",
+        clause,
+        re.I,
+    ):
+        slot = f"allergy:{_key(m.group('v'))}"
+        return [Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)])]
+    if m := re.search(r"\b(?:came back\s+)?negative\s+for\s+(?P<v>[\w' -]{2,30})", clause, re.I):
+        return [
+            Fact("", "", "health", conf, 0.9, ends=[Ending(group="condition", value=m.group("v"))])
+        ]
+    if m := re.match(
+        r"^(?:his|her|its|my|the)\s+name\s+is\s+(?P<new>(?-i:[A-Z])[\w'-]*),?\s+not\s+(?P<old>(?-i:[A-Z])[\w'-]*)$",
+        clause,
+        re.I,
+    ):
+        return [Fact("", "", "correction", 0.9, 0.8, replace=(m.group("old"), m.group("new")))]
+    if correction and (m := re.match(r"^(?P<new>\d{1,3}),?\s+not\s+(?P<old>\d{1,3})$", clause)):
+        return [Fact("", "", "correction", 0.9, 0.8, replace=(m.group("old"), m.group("new")))]
     if m := re.search(
         r"\b(?:rehomed?|gave away|give away|found a new home for|had to give up|gave up)\s+"
         r"(?:my\s+|our\s+)?(?P<v>[\w'-]+)",
@@ -1238,6 +1286,7 @@ def _bare_name(value: str) -> bool:
 
 _ADVERBS = re.compile(
     r"\b(?:actually|honestly|definitely|officially|even|still|currently|also|just|really|finally"
+    r"|fully|completely|obviously|basically|apparently"
     r"|recently|already|both|strictly|only|totally|absolutely|literally|basically|seriously"
     r"|truly|now)\s+",
     re.I,
@@ -1453,6 +1502,28 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
             return None
         text = f"{who.name} {who.verb('likes', 'like')} {value}"
         return [Fact(_sentence(text), f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
+    if kind == "medication-for":
+        value, cond = _value(m), g["cond"]
+        return [
+            Fact(
+                _sentence(f"{who.name} {who.verb('takes', 'take')} {value}"),
+                f"{p}medication:{_key(value)}",
+                "health",
+                conf,
+                0.9,
+            ),
+            Fact(
+                _sentence(f"{who.name} {who.verb('has', 'have')} {cond}"),
+                f"{p}condition:{_key(cond)}",
+                "health",
+                conf,
+                0.9,
+            ),
+        ]
+    if kind == "switched-to":
+        value = _value(m)
+        text = f"{who.name} switched to {value}"
+        return [Fact(_sentence(text), f"{p}habit:{_key(value)}", "preference", conf, 0.5)]
     if kind == "come-around":
         value = _value(m)
         text = f"{who.name} {who.verb('likes', 'like')} {value}"
@@ -1757,7 +1828,7 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         ]
     if kind == "identity":
         value = _value(m)
-        if not value:
+        if not value or re.search(r"\b(?:kind|type|sort) of\b", value, re.I):
             return None
         value = re.sub(r"\s+(?:anymore|any more|any longer)$", "", value)
         if negated:
@@ -1810,7 +1881,9 @@ def _parse(
         return whole, previous
     if (correction or carry.corrected) and (
         m := re.match(
-            r"^(?:it\s+is|its)\s+(?:actually\s+|really\s+)?(?P<v>[\w' ,-]{2,60}?)$", clause, re.I
+            r"^(?:it\s+is|its)\s+(?:actually\s+|really\s+|only\s+|just\s+)*(?P<v>[\w' ,-]{2,60}?)$",
+            clause,
+            re.I,
         )
     ):
         _NEW_VALUE.value = _clean_value(m.group("v"), commas=True)
@@ -1987,7 +2060,7 @@ def _english_clause(
                 break
     if not facts and _ELIDED.match(clause):
         # No subject at all, as chat drops it: "moved to Tucson", "quit teaching".
-        facts = _english_facts(clause, previous, carry, correction)
+        facts = _english_facts(_ADVERBS.sub("", clause), previous, carry, correction)
     if correction and not facts:
         carry.corrected = True  # "Sorry, I got that wrong." — the next clause corrects
     for fact in facts:
@@ -2059,6 +2132,24 @@ _ZH_CONDITION = re.compile(
 def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | None:
     """Jobs at a place, new employers, shops, quitting a habit, pets named later."""
     p, n = who.prefix, who.name
+    if m := re.match(r"^在(?P<v>生酮|节食|减肥|戒糖|断食|控糖)", s):
+        return [Fact(f"{n}在{m.group('v')}。", f"{p}diet", "fact", conf, 0.7)]
+    if m := re.match(r"^(?P<v>[^我你，,。]{1,6}?)停了$", s):
+        return [Fact("", "", "fact", conf, 0.6, ends=[Ending(value=m.group("v"))])]
+    if m := re.match(rf"^(?:家)?(?P<species>{ZH_PETS})(?:叫|名叫)(?P<name>[^，,。]{{1,6}})$", s):
+        name = m.group("name")
+        return [
+            Fact(
+                f"{n}养了一只叫{name}的{m.group('species')}。",
+                f"{p}pet:{_key(name)}",
+                "fact",
+                conf,
+                0.7,
+            )
+        ]
+    if m := re.match(r"^(?:现在)?(?:只|都|就)喝(?P<v>[^，,。]+?)了?$", s):
+        value = m.group("v")
+        return [Fact(f"{n}喝{value}。", f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
     m = re.match(r"^(?P<v>(?![有得患没])[^，,。]{1,6}?)$", s)
     if m and _ZH_CONDITION.fullmatch(m.group("v")):  # "体检说我贫血"
         value = m.group("v")
@@ -2257,7 +2348,9 @@ def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
     if m := re.match(r"^(?:是对|是)(?P<v>.+?)过敏", s):
         value = m.group("v")
         return [Fact(f"{n}对{value}过敏。", f"{p}allergy:{_key(value)}", "health", 0.9, 0.95)]
-    if m := re.match(r"^(?:叫|名叫|的名字是|名字叫|名字是)(?P<v>[^\s，,。]{1,12})", s):
+    if m := re.match(
+        r"^(?:叫|名叫|的名字是|名字叫|名字是|全名叫|全名是|大名叫|本名叫)(?P<v>[^\s，,。]{1,12})", s
+    ):
         return [Fact(f"{n}的名字是{m.group('v')}。", f"{p}name", "fact", conf, 0.9)]
     if m := re.match(
         r"^(?:现在|已经)?(?:住在|搬到了|搬到|搬去了|搬去|定居在|生活在)(?P<v>[^，,。]+?)(?:了|住|生活)?$",
@@ -2363,7 +2456,7 @@ def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
         if _ZH_CONDITION.fullmatch(value):
             return [Fact(f"{n}患有{value}。", f"{p}condition:{_key(value)}", "health", conf, 0.9)]
     if m := re.match(
-        r"^(?P<neg>不再|不)?(?:突然|很|非常|特别|也|还挺|还|超|超级|最|真的|好|挺|蛮)?"
+        r"^(?P<neg>不再|不)?(?:越来越|突然|很|非常|特别|也|还挺|还|超|超级|最|真的|好|挺|蛮)?"
         r"(?P<verb>喜欢上了|喜欢上|爱上了|爱上|喜欢|爱|热爱|讨厌|不喜欢)"
         r"(?P<v>[^，,。]+?)(?:了|的)?$",
         s,
@@ -2446,6 +2539,17 @@ def _zh_parse(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
         r"^(?:朋友|大家|别人|他们|家里人)(?:都)?(?:叫|喊)我(?P<v>[^，,。]{1,4})$", clause
     ):
         return [Fact(f"用户的昵称是{m.group('v')}。", "nickname", "fact", 0.8, 0.7)]
+    if m := re.search(
+        r"从(?P<old>[^，,。从]{1,8}?)(?:换成|改成|换为|改为)(?:了)?(?P<new>[^，,。]{1,8}?)了?$",
+        clause,
+    ):
+        return [Fact("", "", "correction", 0.9, 0.8, replace=(m.group("old"), m.group("new")))]
+    if m := re.match(
+        r"^(?P<v>[^我你，,。]{1,6}?)(?:没问题|可以吃|我可以吃|吃没事|我吃没事|没事)$", clause
+    ):
+        return [
+            Fact("", "", "health", 0.9, 0.9, ends=[Ending(group="allergy", value=m.group("v"))])
+        ]
     if m := re.search(
         r"把(?P<old>[^，,。]{1,8}?)(?:换成|改成|换为)(?:了)?(?P<new>[^，,。]{1,8}?)了?$", clause
     ):
@@ -2550,6 +2654,13 @@ def facts_of(text: str, now: datetime) -> list[Fact]:
                 found, who = _english_clause(part, carry, now, who)
                 facts.extend(found)
         who = _SELF
+    renamed = re.search(
+        r"\b(?:surname|last name|name)\b[^.!?]*?,\s*it is\s+" + _NAME + r"(?:\s+now)?", text, re.I
+    )
+    if renamed and not any(f.slot == "name" for f in facts):
+        name = renamed.group("name")
+        facts.append(Fact(_sentence(f"The user's name is {name}"), "name", "fact", 0.9, 0.9))
+        _NEW_VALUE.value = ""
     if _NEW_VALUE.value:
         facts.extend(_attach_new_value(_NEW_VALUE.value, facts))
     if any(f.slot == "employer" and f.statement for f in facts):
@@ -2583,6 +2694,7 @@ def _attach_new_value(value: str, facts: list[Fact]) -> list[Fact]:
     for head, template in (
         ("allergy", "The user is allergic to {}"),
         ("medication", "The user takes {}"),
+        ("condition", "The user has {}"),
     ):
         if head in groups:
             return [
