@@ -1040,7 +1040,7 @@ _REPLACEMENTS = [
 _NOT_A_THING = {"i", "we", "he", "she", "it", "they", "that", "this", "everything", "all"}
 
 
-def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
+def _whole_clause(clause: str, correction: bool, carry: _Clause) -> list[Fact] | None:
     """Clauses whose subject is the thing itself: "it's almonds I react to", "walnuts are
     fine", "Pickle passed away", "swimming is my thing now"."""
     conf = 0.9 if correction else 0.8
@@ -1077,13 +1077,13 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
         if value.lower() not in _NOT_A_THING and value.lower() not in _relation_words():
             return [Fact("", "", "fact", conf, 0.6, ends=[Ending(group="pet", value=value)])]
     if m := re.search(rf"\brenamed\s+(?:the|my|our|him|her|it)\s*(?P<v>{PETS})?", clause, re.I):
-        _SPECIES.value = (m.group("v") or _SPECIES.value or "pet").lower()
-        _RENAMING.value = True
-        return [Fact("", "", "fact", conf, 0.6, ends=[Ending(group="pet", value=_SPECIES.value)])]
-    if _RENAMING.get() and (
+        carry.species = (m.group("v") or carry.species or "pet").lower()
+        carry.renaming = True
+        return [Fact("", "", "fact", conf, 0.6, ends=[Ending(group="pet", value=carry.species)])]
+    if carry.renaming and (
         m := re.match(r"^(?:now\s+)?(?:he|she|it)\s+is\s+(?:called\s+)?" + _NAME, clause, re.I)
     ):
-        name, species = m.group("name"), _SPECIES.value or "pet"
+        name, species = m.group("name"), carry.species or "pet"
         text = f"The user has a {species} named {name}"
         return [Fact(_sentence(text), f"pet:{_key(name)}", "fact", conf, 0.7)]
     if m := re.match(
@@ -1114,7 +1114,7 @@ def _whole_clause(clause: str, correction: bool) -> list[Fact] | None:
     ):
         return [Fact(_sentence(f"The user is {m.group('v').lower()}"), "diet", "fact", conf, 0.8)]
     if m := re.match(r"^(?:his|her|its)\s+name\s+is\s+" + _NAME, clause, re.I):
-        species = _SPECIES.value or "pet"
+        species = carry.species or "pet"
         name = m.group("name")
         return [
             Fact(
@@ -1304,6 +1304,8 @@ class _Clause:
         self.corrected = False  # a clause that only said "I got it wrong" ("打错了")
         self.last_group = ""  # the slot kind just stated ("过敏的是X"): "不是Y" negates its Y
         self.only = False  # "I'm only allergic to X": the other allergies end
+        self.renaming = False  # "we renamed the parrot ... he's Captain now"
+        self.new_value = ""  # "Correction: it's actually cashews": a value whose slot comes later
 
 
 def _english_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact]:
@@ -1312,7 +1314,7 @@ def _english_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> 
         match = pattern.search(pred)
         if not match:
             continue
-        facts = _build(kind, match, who, correction)
+        facts = _build(kind, match, who, correction, carry)
         if facts is None:
             continue
         negated = match.groupdict().get("neg")
@@ -1333,30 +1335,12 @@ def _build_job(who: _Who, value: str, conf: float) -> Fact:
     return Fact(_sentence(text), f"{who.prefix}job", "fact", conf, 0.75)
 
 
-class _Flag:
-    """A flag the clause sets for the builders (see `_Clause.only`)."""
-
-    def __init__(self) -> None:
-        self.value = False
-
-    def get(self) -> bool:
-        return self.value
-
-
-_ONLY = _Flag()
 _WHOLE_DIET = re.compile(rf"^(?:so\s+)?(?:an?\s+)?(?:{DIETS})\b", re.I)
 
 
-class _Text:
-    value = ""
-
-
-_SPECIES = _Text()  # the last pet species named in the turn ("his name is Biscuit")
-_RENAMING = _Flag()  # "we renamed the parrot ... he's Captain now"
-_NEW_VALUE = _Text()  # "Correction: it's actually cashews": a value whose slot comes later
-
-
-def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fact] | None:
+def _build(
+    kind: str, m: re.Match[str], who: _Who, correction: bool, carry: _Clause
+) -> list[Fact] | None:
     g = m.groupdict()
     negated = bool((g.get("neg") or "").strip())
     p = who.prefix
@@ -1374,7 +1358,7 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
                 continue
             text = f"{who.name} {who.verb('is', 'are')} allergic to {one}"
             facts.append(Fact(_sentence(text), slot, "health", conf, 0.95))
-        if facts and not negated and _ONLY.get():
+        if facts and not negated and carry.only:
             facts[0].ends.append(Ending(group=f"{p}allergy"))
         return facts
     if kind in ("name", "name-bare"):
@@ -1478,7 +1462,7 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         return [Fact(_sentence(text), f"{p}{kind}", "fact", conf, 0.75), *extra]
     if kind == "pet-named":
         name = g["name"]
-        text = f"{who.name} {who.verb('has', 'have')} a {_SPECIES.value or 'pet'} named {name}"
+        text = f"{who.name} {who.verb('has', 'have')} a {carry.species or 'pet'} named {name}"
         return [Fact(_sentence(text), f"{p}pet:{_key(name)}", "fact", conf, 0.7)]
     if kind == "booked":
         value = _value(m)
@@ -1619,7 +1603,7 @@ def _build(kind: str, m: re.Match[str], who: _Who, correction: bool) -> list[Fac
         return [Fact(_sentence(text), f"{p}marital", "relationship", conf, 0.75, ends=ends)]
     if kind == "pet":
         species = g["species"].lower()
-        _SPECIES.value = re.sub(r"(?<!s)s$", "", species)
+        carry.species = re.sub(r"(?<!s)s$", "", species)
         names = re.split(r"\s*(?:,|\band\b|&)\s*", g.get("names") or "")
         names = [n for n in names if n and not _NOT_NAME.match(n)]
         if len(names) > 1 or (names and species.endswith("s") and species != "fish"):
@@ -1876,7 +1860,7 @@ def _parse(
         old, carry.replace_old = carry.replace_old, ""
         new = re.sub(r"^(?:an?|the)\s+", "", m.group("new"), flags=re.I)
         return [Fact("", "", "correction", 0.9, 0.8, replace=(old, new))], previous
-    whole = _whole_clause(clause, correction)
+    whole = _whole_clause(clause, correction, carry)
     if whole is not None:
         return whole, previous
     if (correction or carry.corrected) and (
@@ -1886,7 +1870,7 @@ def _parse(
             re.I,
         )
     ):
-        _NEW_VALUE.value = _clean_value(m.group("v"), commas=True)
+        carry.new_value = _clean_value(m.group("v"), commas=True)
         return [], previous
     facts: list[Fact] = []
     who = previous
@@ -1990,10 +1974,10 @@ def _parse(
                 rest,
                 flags=re.I,
             )
-            _ONLY.value = bool(re.search(r"\bonly\b", rest, re.I))
+            carry.only = bool(re.search(r"\bonly\b", rest, re.I))
             rest = _ADVERBS.sub("", rest)
             facts += _english_facts(rest, who, carry, correction)
-            _ONLY.value = False
+            carry.only = False
         elif who is not _SELF and re.match(r"^(?:she|he|they)\b", clause, re.I):
             rest = re.sub(r"^(?:she|he|they)\s+", "", clause, flags=re.I)
             facts = _english_facts(rest, who, carry, correction)
@@ -2636,7 +2620,6 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 def facts_of(text: str, now: datetime) -> list[Fact]:
     """The atomic facts a user turn states, in order."""
     carry = _Clause()
-    _SPECIES.value, _RENAMING.value, _NEW_VALUE.value = "", False, ""
     facts: list[Fact] = []
     if _CJK.search(text):
         who = _Who("用户", "")
@@ -2660,9 +2643,9 @@ def facts_of(text: str, now: datetime) -> list[Fact]:
     if renamed and not any(f.slot == "name" for f in facts):
         name = renamed.group("name")
         facts.append(Fact(_sentence(f"The user's name is {name}"), "name", "fact", 0.9, 0.9))
-        _NEW_VALUE.value = ""
-    if _NEW_VALUE.value:
-        facts.extend(_attach_new_value(_NEW_VALUE.value, facts))
+        carry.new_value = ""
+    if carry.new_value:
+        facts.extend(_attach_new_value(carry.new_value, facts))
     if any(f.slot == "employer" and f.statement for f in facts):
         # "left Brightwave, now at Northfield, same role": a new employer, not a new job
         for fact in facts:
