@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,6 +149,14 @@ def consolidate_and_store(
     )
     pending: list[_Pending] = []
     review_below = settings.MEMORYHUB_REVIEW_BELOW
+    texts: dict[Any, str] = {}
+
+    def opened(memory: Memory) -> str:
+        """A current fact's statement, decrypted once for the whole batch."""
+        if memory.pk not in texts:
+            texts[memory.pk] = open_memory(keys, memory)
+        return texts[memory.pk]
+
     for candidate in semantic:
         certain = candidate.confidence >= review_below
         if certain and candidate.ends:
@@ -159,6 +168,7 @@ def consolidate_and_store(
                 keys=keys,
                 pending=pending,
                 log=log,
+                opened=opened,
             )
         if certain and candidate.replace is not None:
             _correct_facts(
@@ -169,6 +179,7 @@ def consolidate_and_store(
                 keys=keys,
                 pending=pending,
                 source=source(candidate),
+                opened=opened,
             )
         if not candidate.content:
             continue
@@ -345,17 +356,15 @@ def _correct_facts(
     keys: KeyCache,
     pending: list[_Pending],
     source: dict[str, Any],
+    opened: Callable[[Memory], str],
 ) -> None:
     """A corrected value ("it's Joan, not Jon"): each current fact that speaks of the old
     value is said again with the new one, in the same slot, superseding it (history kept);
     a fact of this same batch is corrected before it is stored."""
     old, new = replace
-    for other in pending:
-        if not other.ended and not other.review and speaks_of(other.item.content, old):
-            other.item.content = substitute(other.item.content, old, new)
-            other.item.embedding = other.vector = get_provider().embed_documents(
-                [other.item.content]
-            )[0]
+    batch = [p for p in pending if not p.ended and not p.review and speaks_of(p.item.content, old)]
+    for other in batch:
+        other.item.content = substitute(other.item.content, old, new)
     current = Memory.objects.filter(
         namespace=namespace,
         subject=subject,
@@ -364,14 +373,17 @@ def _correct_facts(
         valid_to__isnull=True,
     ).order_by("created_at")[:500]
     index_key = keys.index_key(namespace.pk)
+    corrections = []
     for memory in current:
-        statement = open_memory(keys, memory)
-        if not speaks_of(statement, old):
-            continue
-        corrected = substitute(statement, old, new)
-        if corrected == statement:
-            continue
-        vector = get_provider().embed_documents([corrected])[0]
+        statement = opened(memory)
+        corrected = substitute(statement, old, new) if speaks_of(statement, old) else statement
+        if corrected != statement:
+            corrections.append((memory, corrected))
+    texts = [o.item.content for o in batch] + [corrected for _, corrected in corrections]
+    vectors = list(get_provider().embed_documents(texts)) if texts else []  # one call
+    for other, vector in zip(batch, vectors, strict=False):
+        other.item.embedding = other.vector = vector
+    for (memory, corrected), vector in zip(corrections, vectors[len(batch) :], strict=True):
         slot = memory.metadata.get("slot", "")
         metadata = {k: v for k, v in memory.metadata.items() if k in ("slot", "group", "person")}
         metadata["supersedes"] = [str(memory.id)]
@@ -409,6 +421,7 @@ def _end_facts(
     keys: KeyCache,
     pending: list[_Pending],
     log: Any,
+    opened: Callable[[Memory], str],
 ) -> None:
     """End the current facts a negation or a change names (history kept: valid_to is set,
     nothing is deleted): those of a slot, or of a slot's kind, or any of the user's own,
@@ -432,7 +445,7 @@ def _end_facts(
         else:  # any of the user's own facts (never another person's)
             current = current.exclude(metadata__has_key="person")
         for memory in current.order_by("created_at")[:500]:
-            if ending.value and not speaks_of(open_memory(keys, memory), ending.value):
+            if ending.value and not speaks_of(opened(memory), ending.value):
                 continue
             _close(actor, namespace, memory, now, successor=None)
             log(Decision.SUPERSEDE, "ended by a later negation or change", None, memory.id)
