@@ -300,3 +300,17 @@ def test_instructions_beyond_the_limit_are_reported_dropped(
     limited = [d for d in result["dropped"] if d["reason"] == "limit"]
     assert [(d["section"], d["id"]) for d in limited] == [("procedural", str(weaker.id))]
     assert limited[0]["tokens"] > 0
+
+
+@pytest.mark.django_db
+def test_summary_buffer_summarises_at_most_the_newest_older_turns_per_request(
+    conversation: Tenant, monkeypatch
+) -> None:
+    from apps.context import services
+
+    monkeypatch.setattr(services, "SUMMARY_NOW_TURNS", 2)
+    result = ask(conversation, strategy="summary_buffer", buffer_tokens=40).json()
+    older = {d["id"]: d["reason"] for d in result["dropped"] if d["section"] == "turns"}
+    newest_two = sorted(older, key=int)[-2:]
+    assert {older[key] for key in newest_two} == {"summarized"}
+    assert {reason for key, reason in older.items() if key not in newest_two} == {"section_cap"}
