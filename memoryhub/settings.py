@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "django_htmx",
+    "django_filters",
     "template_partials",
     "rest_framework",
     "drf_spectacular",
@@ -85,6 +86,7 @@ INSTALLED_APPS = [
     "apps.audit_log",
     "apps.evaluation",
     "apps.privacy",
+    "apps.governance",
 ]
 
 MIDDLEWARE = [
@@ -357,6 +359,9 @@ MEMORYHUB_CAP_RECALL_WINDOW_DAYS = env_int(
     "MEMORYHUB_CAP_RECALL_WINDOW_DAYS", 90, minimum=1, maximum=3650
 )
 MEMORYHUB_JOB_RETRIES = env_int("MEMORYHUB_JOB_RETRIES", 3, minimum=0, maximum=10)
+# A dashboard purge deletes this many memories per transaction (its progress commits with
+# each batch: a killed worker resumes from the last one).
+MEMORYHUB_PURGE_BATCH = env_int("MEMORYHUB_PURGE_BATCH", 500, minimum=1, maximum=10_000)
 MEMORYHUB_JOB_RETRY_DELAY = env_float("MEMORYHUB_JOB_RETRY_DELAY", 2.0, minimum=0.0)
 if "llm" in (MEMORYHUB_EXTRACTOR, MEMORYHUB_SUMMARIZER) and not MEMORYHUB_LLM_URL:
     raise ImproperlyConfigured("MEMORYHUB_EXTRACTOR/SUMMARIZER=llm needs MEMORYHUB_LLM_URL.")

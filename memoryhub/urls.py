@@ -17,7 +17,7 @@ urlpatterns = [
     path("django-admin/", admin.site.urls),
     path("", include("apps.accounts.urls")),
     path("", include("apps.namespaces.urls")),
-    path("", include("apps.memories.urls")),
+    path("", include("apps.governance.urls")),
     path("", include("apps.context.urls")),
     path("", include("apps.evaluation.urls")),
     path("", include("apps.audit_log.urls")),

@@ -75,9 +75,13 @@ def recall_memories(
     purpose: str = "recall",
     log: bool = True,
     keys: KeyCache | None = None,
+    every_subject: bool = False,
 ) -> RecallOutcome:
     """The k memories of the subject (and shared ones) most relevant to `query`, best first,
-    each with its score components. Writes one RecallLog row unless `log` is False."""
+    each with its score components. Writes one RecallLog row unless `log` is False.
+
+    `every_subject` searches the whole namespace (the dashboard's explorer without a subject
+    filter): `subject_external_id` must then be None."""
     if not query or not query.strip():
         raise ApplicationError("The query is empty.", details={"query": ["required"]})
     if len(query) > MAX_QUERY_CHARS:
@@ -100,7 +104,7 @@ def recall_memories(
             if subject_external_id is not None
             else None
         )
-        scope = RecallScope(namespace, subject, include_shared, filters)
+        scope = RecallScope(namespace, subject, include_shared, filters, every_subject)
         keys = keys or KeyCache()
         terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
         weights = ranking.adapt(weights or ranking.Weights(), query)
@@ -158,6 +162,9 @@ def recall_memories(
     ).in_bulk(chosen_ids)
     # Keyed by subject_id, which is None for shared memories (found: none).
     subjects: dict[uuid.UUID | None, Subject] = {subject.pk: subject} if subject is not None else {}
+    if every_subject:
+        owners = {memory.subject_id for memory in memories.values()} - {None}
+        subjects.update(Subject.objects.in_bulk(owners))
     hits: list[RecallHit] = []
     for i in order:
         memory = memories.get(candidate_rows[i]["id"])

@@ -55,18 +55,23 @@ class RecallFilters:
 class RecallScope:
     """The memories a recall searches: the live memories of `subject` (None: no subject, or
     one that does not exist yet) and, unless excluded, the namespace's shared ones, narrowed
-    by `filters`."""
+    by `filters`. With `every_subject` (the dashboard's explorer), the live memories of every
+    subject of the namespace, and the shared ones."""
 
     namespace: Namespace
     subject: Subject | None
     include_shared: bool
     filters: RecallFilters = field(default_factory=RecallFilters)
+    every_subject: bool = False
 
     def unfiltered(self) -> RecallScope:
         return replace(self, filters=RecallFilters())
 
     def owners(self) -> list[str]:
-        """The parts searched apart by vector: "subject", "shared", or both."""
+        """The parts searched apart by vector: "subject", "shared", or both; "all" for a
+        search of the whole namespace."""
+        if self.every_subject:
+            return ["all"]
         return (["subject"] if self.subject is not None else []) + (
             ["shared"] if self.include_shared else []
         )
@@ -80,7 +85,7 @@ class RecallScope:
             "valid_to IS NULL",
             "(expires_at IS NULL OR expires_at > now())",
         ]
-        owners = []
+        owners = ["true"] if self.every_subject else []
         if self.subject is not None and owner in (None, "subject"):
             owners.append("subject_id = %(subject)s")
         if self.include_shared and owner in (None, "shared"):
@@ -283,6 +288,8 @@ def population_stats(scope: RecallScope) -> dict[str, Any]:
     minutes instead of scanning every memory of a large subject on each recall.
     """
     subject = scope.subject.pk if scope.subject is not None else "-"
+    if scope.every_subject:
+        subject = "*"
     key = f"recall-stats:{scope.namespace.pk}:{subject}:{int(scope.include_shared)}"
     stats = cache.get(key)
     if stats is None:

@@ -6,7 +6,7 @@ from django.urls import reverse
 DASHBOARD_PAGES = [
     "namespaces:overview",
     "namespaces:list",
-    "memories:list",
+    "governance:pick",
     "context:playground",
     "evaluation:quality",
     "audit:log",

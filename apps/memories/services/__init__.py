@@ -14,6 +14,16 @@ from apps.memories.services.memories import (
     screen_content,
     validate_content,
 )
+from apps.memories.services.review import (
+    BULK_ACTIONS,
+    BulkOutcome,
+    memories_bulk_change,
+    memories_purge_batch,
+    memory_approve,
+    memory_merge,
+    memory_restore,
+    memory_supersede_rollback,
+)
 from apps.memories.services.subjects import (
     EXPORT_SCHEMA_ID,
     ErasureReceipt,
@@ -26,17 +36,25 @@ from apps.memories.services.subjects import (
 )
 
 __all__ = [
+    "BULK_ACTIONS",
     "EXPORT_SCHEMA_ID",
+    "BulkOutcome",
     "ErasureReceipt",
     "ExportPart",
     "NewMemory",
     "data_keys_rotate",
+    "memories_bulk_change",
     "memories_create_bulk",
     "memories_insert",
+    "memories_purge_batch",
     "memories_reembed",
+    "memory_approve",
     "memory_archive",
     "memory_create",
     "memory_delete",
+    "memory_merge",
+    "memory_restore",
+    "memory_supersede_rollback",
     "memory_update",
     "screen_content",
     "subject_erase",

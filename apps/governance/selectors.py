@@ -1,0 +1,501 @@
+"""Reads of the governance pages, always within a namespace the caller may see (the view has
+checked): the explorer's pages, a memory's whole story, the review queue, a purge's dry run,
+subjects. Decrypted text is returned for a page to show; the views audit that it was read.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Count, Max, Q, QuerySet
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from apps.governance.diff import Piece, word_diff
+from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
+from apps.memories.row_encryption import KeyCache, open_memory, open_row, open_version
+from apps.namespaces import pii
+from apps.namespaces.models import Namespace
+from apps.pipeline.models import ConsolidationLog, Job, Message, Session, SessionSummary
+from apps.recall.models import RecallLog
+
+SNIPPET_CHARS = 240
+LIGHT_FIELDS = ("embedding", "context_embedding", "token_index", "context_index")
+
+
+def namespace_memories(namespace: Namespace) -> QuerySet[Memory]:
+    """Every memory of the namespace, without the columns no page shows (vectors, tokens)."""
+    return Memory.objects.filter(namespace=namespace).defer(*LIGHT_FIELDS).select_related("subject")
+
+
+# --- The explorer's pages ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    memory: Memory
+    content: str
+
+
+@dataclass(frozen=True)
+class ExplorerPage:
+    rows: list[Row]
+    total: int
+    start: int  # the number of the first row (1-based); 0 on an empty page
+    end: int
+    next_cursor: str | None
+    previous_cursor: str | None
+
+
+def _cursor(memory: Memory, start: int) -> str:
+    raw = f"{memory.created_at.isoformat()}|{memory.pk}|{start}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _parse_cursor(cursor: str) -> tuple[datetime, uuid.UUID, int] | None:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        created, pk, start = raw.split("|")
+        moment = parse_datetime(created)
+        if moment is None:
+            return None
+        return moment, uuid.UUID(pk), max(int(start), 1)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def explorer_page(
+    *, memories: QuerySet[Memory], size: int, after: str = "", before: str = ""
+) -> ExplorerPage:
+    """A page of `memories`, newest first, by keyset (created_at, id): `after` a cursor is
+    the next page, `before` one the previous. A cursor that does not parse is the first
+    page. Rows are decrypted (each data key unwrapped once)."""
+    total = memories.count()
+    page_start = 1
+    ordered = memories.order_by("-created_at", "-id")
+    going_back = False
+    if after and (mark := _parse_cursor(after)):
+        moment, pk, page_start = mark
+        ordered = ordered.filter(Q(created_at__lt=moment) | Q(created_at=moment, id__lt=pk))
+    elif before and (mark := _parse_cursor(before)):
+        moment, pk, page_start = mark
+        ordered = memories.order_by("created_at", "id").filter(
+            Q(created_at__gt=moment) | Q(created_at=moment, id__gt=pk)
+        )
+        going_back = True
+    chunk = list(ordered[: size + 1])
+    more = len(chunk) > size
+    chunk = chunk[:size]
+    if going_back:
+        chunk.reverse()
+    keys = KeyCache()
+    rows = [Row(memory, _snippet(open_memory(keys, memory))) for memory in chunk]
+    start = page_start if rows else 0
+    end = start + len(rows) - 1 if rows else 0
+    has_next = more if not going_back else True
+    has_previous = page_start > 1 and (more if going_back else True)
+    return ExplorerPage(
+        rows=rows,
+        total=total,
+        start=start,
+        end=end,
+        next_cursor=_cursor(chunk[-1], end + 1) if rows and has_next and end < total else None,
+        previous_cursor=_cursor(chunk[0], max(start - size, 1)) if rows and has_previous else None,
+    )
+
+
+def _snippet(text: str) -> str:
+    return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
+
+
+def memories_opened(memories: list[Memory]) -> list[Row]:
+    keys = KeyCache()
+    return [Row(memory, _snippet(open_memory(keys, memory))) for memory in memories]
+
+
+# --- A memory's story ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VersionEntry:
+    version: MemoryVersion
+    content: str
+    changes: list[Piece]  # from the version before (empty for the first)
+
+
+@dataclass(frozen=True)
+class Turn:
+    position: int
+    role: str
+    content: str
+    is_source: bool
+
+
+@dataclass
+class MemoryStory:
+    memory: Memory
+    content: str
+    versions: list[VersionEntry]
+    predecessors: list[Row]
+    successor: Row | None
+    session: Session | None = None
+    turns: list[Turn] = field(default_factory=list)
+    document_chunks: list[Memory] = field(default_factory=list)
+    decisions: list[ConsolidationLog] = field(default_factory=list)
+    recalls: list[dict[str, Any]] = field(default_factory=list)
+
+
+def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20) -> MemoryStory:
+    """Everything the detail page shows of one memory: its content and versions (each with
+    its word-level changes), the supersede chain both ways, where it came from (the turns
+    around its source turn, or its document's chunks), the consolidation decisions that
+    touched it and when recall served it (newest `recall_limit`, with its rank)."""
+    keys = KeyCache()
+    content = open_memory(keys, memory)
+    opened = [
+        (version, open_version(keys, version, memory.subject_id, memory.namespace_id))
+        for version in MemoryVersion.objects.filter(memory=memory).order_by("version")
+    ]
+    versions: list[VersionEntry] = []
+    for i, (version, text) in enumerate(opened):
+        before = opened[i - 1][1] if i else None
+        changes = word_diff(before, text) if before is not None else []
+        versions.append(VersionEntry(version, text, changes))
+    versions.reverse()
+
+    linked = [str(value) for value in memory.metadata.get("supersedes", []) or []]
+    successor_id = memory.metadata.get("superseded_by")
+    related = {
+        str(m.pk): m
+        for m in namespace_memories(namespace).filter(
+            pk__in=[*uuids_of(linked), *uuids_of([successor_id] if successor_id else [])]
+        )
+    }
+    story = MemoryStory(
+        memory=memory,
+        content=content,
+        versions=versions,
+        predecessors=memories_opened([related[i] for i in linked if i in related]),
+        successor=(
+            memories_opened([related[successor_id]])[0]
+            if successor_id and successor_id in related
+            else None
+        ),
+    )
+    _provenance(story, namespace, keys)
+    story.decisions = list(
+        ConsolidationLog.objects.filter(namespace=namespace)
+        .filter(Q(memory_id=memory.pk) | Q(related_id=memory.pk))
+        .order_by("-created_at")[:50]
+    )
+    logs = RecallLog.objects.filter(
+        namespace=namespace, subject=memory.subject_id, memory_ids__contains=[memory.pk]
+    ).order_by("-created_at")[:recall_limit]
+    story.recalls = [
+        {
+            "at": log.created_at,
+            "actor_type": log.actor_type,
+            "actor_id": log.actor_id,
+            "purpose": log.purpose,
+            "rank": log.memory_ids.index(memory.pk) + 1,
+            "of": len(log.memory_ids),
+        }
+        for log in logs
+    ]
+    return story
+
+
+def uuids_of(values: list[Any]) -> list[uuid.UUID]:
+    out = []
+    for value in values:
+        try:
+            out.append(uuid.UUID(str(value)))
+        except ValueError:
+            continue
+    return out
+
+
+def _provenance(story: MemoryStory, namespace: Namespace, keys: KeyCache) -> None:
+    memory, source = story.memory, story.memory.source or {}
+    if source.get("document"):
+        story.document_chunks = list(
+            namespace_memories(namespace)
+            .filter(source__document=source["document"])
+            .exclude(pk=memory.pk)
+            .order_by("created_at")[:20]
+        )
+        return
+    session_key = source.get("session") or memory.session_key
+    if not session_key or memory.subject_id is None:
+        return
+    session = Session.objects.filter(
+        namespace=namespace, subject_id=memory.subject_id, external_id=session_key
+    ).first()
+    if session is None:
+        return
+    story.session = session
+    message_id = source.get("message")
+    anchor = Message.objects.filter(session=session, pk__in=uuids_of([message_id])).first()
+    position = anchor.position if anchor else memory.position
+    if position is None:
+        return
+    near = Message.objects.filter(
+        session=session, position__gte=position - 2, position__lte=position + 2
+    ).order_by("position")
+    story.turns = [
+        Turn(
+            m.position,
+            m.role,
+            open_row(keys, m, namespace.pk, memory.subject_id),
+            m.position == position,
+        )
+        for m in near
+    ]
+
+
+# --- The review queue ----------------------------------------------------------------------
+
+REVIEW_SECTION_LIMIT = 50
+DUPLICATE_SIMILARITY = 0.92
+RECENT_SUPERSEDE_DAYS = 7
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    reason: str  # pending, low_confidence, duplicate, pii, superseded
+    row: Row
+    other: Row | None = None  # the duplicate's pair
+    similarity: float | None = None
+
+
+def _unreviewed(memories: QuerySet[Memory]) -> QuerySet[Memory]:
+    return memories.exclude(metadata__has_key="reviewed_at")
+
+
+def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:
+    """What needs a person, by reason, each newest first and at most REVIEW_SECTION_LIMIT:
+    pending-review memories; current ones below the confidence threshold; near-duplicate
+    pairs (same subject, cosine similarity at least DUPLICATE_SIMILARITY); PII-tagged ones;
+    facts superseded in the last RECENT_SUPERSEDE_DAYS days. Approved memories leave the
+    queue (marked reviewed)."""
+    base = namespace_memories(namespace).order_by("-created_at")
+    current = base.filter(valid_to__isnull=True, status=Status.ACTIVE)
+    pending = list(base.filter(status=Status.PENDING_REVIEW)[:REVIEW_SECTION_LIMIT])
+    low = list(
+        _unreviewed(current.filter(confidence__lt=settings.MEMORYHUB_REVIEW_BELOW))[
+            :REVIEW_SECTION_LIMIT
+        ]
+    )
+    pii_tags = [f"pii:{kind}" for kind in pii.TYPES]
+    tagged = list(_unreviewed(current.filter(tags__overlap=pii_tags))[:REVIEW_SECTION_LIMIT])
+    since = timezone.now() - timedelta(days=RECENT_SUPERSEDE_DAYS)
+    superseded = list(
+        _unreviewed(base.filter(valid_to__gte=since).exclude(status=Status.ARCHIVED)).order_by(
+            "-valid_to"
+        )[:REVIEW_SECTION_LIMIT]
+    )
+    pairs = duplicate_pairs(namespace=namespace)
+    by_id = {
+        str(m.pk): m
+        for m in namespace_memories(namespace).filter(pk__in=[x for p in pairs for x in p[:2]])
+    }
+    keys = KeyCache()
+    opened: dict[str, Row] = {}
+
+    def row(memory: Memory) -> Row:
+        key = str(memory.pk)
+        if key not in opened:
+            opened[key] = Row(memory, _snippet(open_memory(keys, memory)))
+        return opened[key]
+
+    return {
+        "pending": [ReviewItem("pending", row(m)) for m in pending],
+        "low_confidence": [ReviewItem("low_confidence", row(m)) for m in low],
+        "duplicate": [
+            ReviewItem("duplicate", row(by_id[a]), row(by_id[b]), similarity)
+            for a, b, similarity in pairs
+            if a in by_id and b in by_id
+        ],
+        "pii": [ReviewItem("pii", row(m)) for m in tagged],
+        "superseded": [ReviewItem("superseded", row(m)) for m in superseded],
+    }
+
+
+def duplicate_pairs(
+    *, namespace: Namespace, limit: int = REVIEW_SECTION_LIMIT, scan: int = 500
+) -> list[tuple[str, str, float]]:
+    """Near-duplicate pairs among the newest `scan` current semantic memories: each with its
+    nearest current memory of the same subject, when at least DUPLICATE_SIMILARITY alike.
+    The newer of a pair comes first; each pair once."""
+    table = Memory._meta.db_table
+    sql = f"""
+        WITH recent AS (
+            SELECT id, subject_id, embedding, created_at FROM {table}
+            WHERE namespace_id = %(ns)s AND status = 'active' AND valid_to IS NULL
+              AND kind = %(kind)s AND embedding IS NOT NULL AND subject_id IS NOT NULL
+              AND NOT metadata ? 'reviewed_at'
+            ORDER BY created_at DESC LIMIT %(scan)s
+        )
+        SELECT r.id, n.id, 1 - n.distance FROM recent r
+        CROSS JOIN LATERAL (
+            SELECT m.id, (m.embedding <=> r.embedding) + 0 AS distance FROM {table} m
+            WHERE m.namespace_id = %(ns)s AND m.subject_id = r.subject_id AND m.id <> r.id
+              AND m.status = 'active' AND m.valid_to IS NULL AND m.kind = %(kind)s
+              AND m.embedding IS NOT NULL
+            ORDER BY 2 LIMIT 1
+        ) n
+        WHERE 1 - n.distance >= %(similarity)s
+        ORDER BY r.created_at DESC
+    """  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "ns": namespace.pk,
+                "kind": Kind.SEMANTIC.value,
+                "scan": scan,
+                "similarity": DUPLICATE_SIMILARITY,
+            },
+        )
+        found = cursor.fetchall()
+    pairs: list[tuple[str, str, float]] = []
+    seen: set[frozenset[str]] = set()
+    for a, b, similarity in found:
+        key = frozenset((str(a), str(b)))
+        if key in seen:
+            continue
+        seen.add(key)
+        pairs.append((str(a), str(b), round(float(similarity), 3)))
+        if len(pairs) >= limit:
+            break
+    return pairs
+
+
+# --- A purge's dry run ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PurgePlan:
+    count: int
+    subjects: list[tuple[str, int]]  # (external id, memories), most first, at most 20
+    subject_count: int
+    sample: list[Row]
+    versions: int
+    recall_log_rows: int
+
+
+def purge_plan(*, namespace: Namespace, memories: QuerySet[Memory]) -> PurgePlan:
+    """What purging `memories` (scoped to the namespace) would delete: how many memories,
+    of which subjects, a sample of ten (decrypted), their versions, and the recall-log rows
+    that name them."""
+    scoped = memories.filter(namespace=namespace)
+    count = scoped.count()
+    by_subject = (
+        scoped.exclude(subject=None)
+        .values("subject__external_id")
+        .annotate(n=Count("id"))
+        .order_by("-n", "subject__external_id")
+    )
+    subject_count = scoped.exclude(subject=None).values("subject").distinct().count()
+    versions = MemoryVersion.objects.filter(memory__in=scoped.values("id")).count()
+    ids_sql, ids_params = scoped.values("id").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM {RecallLog._meta.db_table} WHERE namespace_id = %s"  # noqa: S608
+            f" AND memory_ids && ARRAY({ids_sql})",
+            [namespace.pk, *ids_params],
+        )
+        recall_rows = cursor.fetchone()[0]
+    return PurgePlan(
+        count=count,
+        subjects=[(row["subject__external_id"], row["n"]) for row in by_subject[:20]],
+        subject_count=subject_count,
+        sample=memories_opened(list(scoped.order_by("-created_at")[:10])),
+        versions=versions,
+        recall_log_rows=recall_rows,
+    )
+
+
+# --- Subjects ------------------------------------------------------------------------------
+
+
+def subject_list(*, namespace: Namespace, search: str = "") -> QuerySet[Subject]:
+    """The namespace's subjects with their memory counts and last activity, newest activity
+    first; `search` matches the start of the external id."""
+    subjects = Subject.objects.filter(namespace=namespace)
+    if search:
+        subjects = subjects.filter(external_id__startswith=search)
+    return subjects.annotate(
+        memory_count=Count("memories"), last_activity=Max("memories__created_at")
+    ).order_by("-last_activity", "external_id")
+
+
+def subject_by_id(*, namespace: Namespace, subject_id: str) -> Subject | None:
+    found = uuids_of([subject_id])
+    if not found:
+        return None
+    subject = Subject.objects.filter(namespace=namespace, pk=found[0]).first()
+    if subject is not None:
+        subject.namespace = namespace
+    return subject
+
+
+@dataclass(frozen=True)
+class SessionView:
+    session: Session
+    turns: list[Turn]
+    summary: str | None
+    summary_through: int | None
+
+
+def subject_overview(
+    *, subject: Subject, sessions: int = 10, turns: int = 50
+) -> tuple[dict[str, int], list[SessionView]]:
+    """A subject's memory counts by kind (current ones), and its newest `sessions` sessions,
+    each with its last `turns` turns and newest summary, decrypted."""
+    counts = dict(
+        Memory.objects.filter(subject=subject, valid_to__isnull=True)
+        .exclude(status=Status.ARCHIVED)
+        .values_list("kind")
+        .annotate(n=Count("id"))
+        .values_list("kind", "n")
+    )
+    keys = KeyCache()
+    views = []
+    for session in Session.objects.filter(subject=subject).order_by("-updated_at")[:sessions]:
+        messages = list(Message.objects.filter(session=session).order_by("-position")[:turns])
+        messages.reverse()
+        summary = SessionSummary.objects.filter(session=session).order_by("-version").first()
+        views.append(
+            SessionView(
+                session=session,
+                turns=[
+                    Turn(
+                        m.position,
+                        m.role,
+                        open_row(keys, m, subject.namespace_id, subject.pk),
+                        False,
+                    )
+                    for m in messages
+                ],
+                summary=open_row(keys, summary, subject.namespace_id, subject.pk)
+                if summary
+                else None,
+                summary_through=summary.through_position if summary else None,
+            )
+        )
+    return {kind.value: counts.get(kind.value, 0) for kind in Kind}, views
+
+
+def purge_job_get(*, namespace: Namespace, job_id: str) -> Job | None:
+    """A purge job of the namespace (None for another namespace's, or none)."""
+    found = uuids_of([job_id])
+    if not found:
+        return None
+    return Job.objects.filter(namespace=namespace, kind="purge", pk=found[0]).first()

@@ -1,0 +1,229 @@
+"""Writes of a person's review of memories: approve, restore, merge a duplicate pair, roll
+back a supersede, and the bulk changes (archive, tag, delete, purge in batches).
+
+Every function is keyword-only, runs in one transaction and writes exactly one audit event
+in it, content-free (ids, counts, field names), except `memories_purge_batch`, whose caller
+(the purge job) writes one receipt for the whole purge.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from apps.audit.actors import Actor
+from apps.audit.services import audit_record
+from apps.memories.models import Memory, MemoryVersion, Status
+from apps.memories.search_fields import refresh_neighbour_context
+from apps.namespaces.models import Namespace
+from memoryhub.exceptions import ApplicationError
+
+RECALL_LOG_TABLE = "memories_recalllog"  # the recall app's table (its rows name memory ids)
+
+
+def _locked(memory: Memory) -> Memory:
+    locked = Memory.objects.select_for_update().get(pk=memory.pk)
+    locked.namespace = memory.namespace
+    return locked
+
+
+def _audit(
+    actor: Actor, action: str, memory: Memory, details: dict[str, Any] | None = None
+) -> None:
+    audit_record(
+        actor=actor,
+        action=action,
+        namespace=memory.namespace,
+        subject_id=memory.subject_id,
+        object_type="memory",
+        object_id=str(memory.id),
+        details=details,
+    )
+
+
+def memory_approve(*, actor: Actor, memory: Memory) -> Memory:
+    """A person vouches for the memory: a pending one becomes active, and any memory is marked
+    reviewed (it leaves the review queue) with its confidence raised to 1."""
+    with transaction.atomic():
+        memory = _locked(memory)
+        previous = memory.status
+        if memory.status == Status.PENDING_REVIEW:
+            memory.status = Status.ACTIVE
+        memory.confidence = 1.0
+        memory.metadata = {**memory.metadata, "reviewed_at": timezone.now().isoformat()}
+        memory.updated_at = timezone.now()
+        memory.save(update_fields=["status", "confidence", "metadata", "updated_at"])
+        _audit(actor, "memory.approve", memory, {"from_status": previous})
+    return memory
+
+
+def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
+    """An archived memory becomes active again (the undo of an archive)."""
+    if memory.status != Status.ARCHIVED:
+        raise ApplicationError("Only an archived memory can be restored.", status_code=409)
+    with transaction.atomic():
+        memory = _locked(memory)
+        memory.status = Status.ACTIVE
+        memory.updated_at = timezone.now()
+        memory.save(update_fields=["status", "updated_at"])
+        _audit(actor, "memory.restore", memory)
+    return memory
+
+
+def memory_merge(*, actor: Actor, keep: Memory, other: Memory) -> Memory:
+    """Merge a duplicate pair: `keep` stays current; `other` is superseded by it (ended, kept
+    as history, linked both ways). Both must be current memories of the same subject."""
+    if keep.pk == other.pk:
+        raise ApplicationError("A memory cannot be merged with itself.")
+    if keep.subject_id != other.subject_id or keep.namespace_id != other.namespace_id:
+        raise ApplicationError("Only memories of the same subject can be merged.")
+    with transaction.atomic():
+        keep, other = _locked(keep), _locked(other)
+        if keep.valid_to is not None or other.valid_to is not None:
+            raise ApplicationError("Both memories must be current to merge.", status_code=409)
+        now = timezone.now()
+        other.valid_to = now
+        other.metadata = {**other.metadata, "superseded_by": str(keep.id), "merged": True}
+        other.updated_at = now
+        other.save(update_fields=["valid_to", "metadata", "updated_at"])
+        supersedes = [*keep.metadata.get("supersedes", []), str(other.id)]
+        keep.metadata = {**keep.metadata, "supersedes": supersedes}
+        keep.importance = max(keep.importance, other.importance)
+        keep.updated_at = now
+        keep.save(update_fields=["metadata", "importance", "updated_at"])
+        _audit(actor, "memory.merge", keep, {"merged": str(other.id)})
+    return keep
+
+
+def memory_supersede_rollback(*, actor: Actor, memory: Memory) -> Memory:
+    """Undo a supersede: the ended fact `memory` is current again, and the successor that
+    ended it (if any, and still current) is archived. One audit event names both."""
+    if memory.valid_to is None:
+        raise ApplicationError("This memory was not superseded.", status_code=409)
+    with transaction.atomic():
+        memory = _locked(memory)
+        successor_id = memory.metadata.get("superseded_by")
+        archived = None
+        if successor_id:
+            successor = Memory.objects.select_for_update().filter(
+                pk=successor_id, namespace=memory.namespace_id, valid_to__isnull=True
+            )
+            if successor.update(status=Status.ARCHIVED, updated_at=timezone.now()):
+                archived = successor_id
+        memory.valid_to = None
+        memory.metadata = {
+            key: value
+            for key, value in memory.metadata.items()
+            if key not in ("superseded_by", "ended", "merged")
+        } | {"reviewed_at": timezone.now().isoformat()}
+        memory.status = Status.ACTIVE
+        memory.updated_at = timezone.now()
+        memory.save(update_fields=["valid_to", "metadata", "status", "updated_at"])
+        _audit(actor, "memory.supersede_rollback", memory, {"archived_successor": archived})
+    return memory
+
+
+BULK_ACTIONS = ("archive", "tag", "delete")
+
+
+@dataclass(frozen=True)
+class BulkOutcome:
+    action: str
+    count: int
+    audit_event_id: int
+
+
+def memories_bulk_change(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    memories: QuerySet[Memory],
+    action: str,
+    reason: str,
+    tag: str = "",
+) -> BulkOutcome:
+    """Archive, tag or delete every memory of `memories` (already scoped to `namespace` by
+    the caller's selector) in one transaction, with one content-free audit event (the count,
+    the subjects touched, the reason)."""
+    if action not in BULK_ACTIONS:
+        raise ApplicationError("Unknown bulk action.", details={"action": ["unknown action"]})
+    if not reason.strip():
+        raise ApplicationError("Give a reason.", details={"reason": ["required"]})
+    tag = tag.strip()
+    if action == "tag" and not tag:
+        raise ApplicationError("Name the tag to add.", details={"tag": ["required"]})
+    if len(tag) > 64:
+        raise ApplicationError("A tag has at most 64 characters.", details={"tag": ["too long"]})
+    with transaction.atomic():
+        scoped = memories.filter(namespace=namespace)
+        ids = list(scoped.select_for_update(of=("self",)).values_list("id", flat=True))
+        subjects = scoped.exclude(subject=None).values("subject").distinct().count()
+        rows = Memory.objects.filter(pk__in=ids)
+        now = timezone.now()
+        details: dict[str, Any] = {"count": len(ids), "subjects": subjects, "reason": reason[:200]}
+        if action == "archive":
+            rows.update(status=Status.ARCHIVED, updated_at=now)
+        elif action == "tag":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"UPDATE {Memory._meta.db_table} SET tags = array_append(tags, %s),"  # noqa: S608
+                    " updated_at = %s WHERE id = ANY(%s) AND NOT (%s = ANY(tags))",
+                    [tag, now, ids, tag],
+                )
+            details["tag"] = tag
+        else:
+            purged = _delete(namespace, ids)
+            details.update(purged)
+        event = audit_record(
+            actor=actor,
+            action=f"memory.bulk_{action}",
+            namespace=namespace,
+            object_type="memory",
+            details=details,
+        )
+    return BulkOutcome(action=action, count=len(ids), audit_event_id=event.pk)
+
+
+def memories_purge_batch(*, namespace: Namespace, ids: Sequence[uuid.UUID]) -> dict[str, int]:
+    """Delete these memories of the namespace with their versions, and take them out of the
+    recall log (a row left naming none is deleted). Writes no audit event: the purge job's
+    receipt counts every batch. Returns the counts."""
+    with transaction.atomic():
+        return _delete(namespace, ids)
+
+
+def _delete(namespace: Namespace, ids: Sequence[uuid.UUID]) -> dict[str, int]:
+    ids = list(ids)
+    if not ids:
+        return {"memories": 0, "versions": 0, "recall_log_rows": 0}
+    rows = list(
+        Memory.objects.filter(namespace=namespace, pk__in=ids).only(
+            "id", "namespace_id", "subject_id", "session_key", "position"
+        )
+    )
+    versions = MemoryVersion.objects.filter(memory__in=rows).count()
+    # A recall-log row naming only purged memories goes; one naming others too loses these.
+    # (A row of a recall that found nothing names none and stays.)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {RECALL_LOG_TABLE} WHERE namespace_id = %s"  # noqa: S608
+            " AND memory_ids && %s::uuid[] AND memory_ids <@ %s::uuid[]",
+            [namespace.pk, ids, ids],
+        )
+        touched = cursor.rowcount
+        cursor.execute(
+            f"UPDATE {RECALL_LOG_TABLE} SET memory_ids = ARRAY("  # noqa: S608
+            "SELECT i FROM unnest(memory_ids) AS i WHERE i <> ALL(%s::uuid[]))"
+            " WHERE namespace_id = %s AND memory_ids && %s::uuid[]",
+            [ids, namespace.pk, ids],
+        )
+        touched += cursor.rowcount
+    Memory.objects.filter(pk__in=[row.pk for row in rows]).delete()
+    refresh_neighbour_context([row for row in rows if row.session_key])
+    return {"memories": len(rows), "versions": versions, "recall_log_rows": touched}

@@ -1,0 +1,91 @@
+// The dashboard's small enhancements; every page works without them.
+// - Review queue: j/k move, a/e/r/m/o act on the focused item, ? shows the shortcuts.
+//   Shortcuts never fire while typing in a field.
+// - Ctrl+Enter submits the form being typed in.
+// - htmx swaps are announced in the live region #announce.
+(function () {
+  "use strict";
+
+  function typing(target) {
+    if (!target || !target.closest) return false;
+    return Boolean(target.closest("input, textarea, select, [contenteditable]:not([contenteditable=false])"));
+  }
+
+  function items() {
+    return Array.prototype.slice.call(document.querySelectorAll(".queue-item"));
+  }
+
+  function open() {
+    return items().filter(function (item) { return !item.classList.contains("done"); });
+  }
+
+  function current() {
+    var active = document.activeElement;
+    return active && active.closest ? active.closest(".queue-item") : null;
+  }
+
+  function move(step) {
+    var list = items();
+    if (!list.length) return;
+    var index = list.indexOf(current());
+    var next = index < 0 ? 0 : Math.min(Math.max(index + step, 0), list.length - 1);
+    list[next].focus();
+    list[next].scrollIntoView({ block: "nearest" });
+  }
+
+  function act(key) {
+    var item = current() || open()[0];
+    if (!item) return;
+    var control = item.querySelector('[data-key="' + key + '"]');
+    if (control) control.click();
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && typing(event.target)) {
+      var form = event.target.form || (event.target.closest && event.target.closest("form"));
+      if (form) {
+        event.preventDefault();
+        form.requestSubmit ? form.requestSubmit() : form.submit();
+      }
+      return;
+    }
+    if (typing(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (!document.querySelector(".queue-item") && event.key !== "?") return;
+    var dialog = document.getElementById("shortcuts");
+    switch (event.key) {
+      case "j": move(1); break;
+      case "k": move(-1); break;
+      case "a": case "e": case "r": case "m": case "o": act(event.key); break;
+      case "?":
+        if (!dialog) return;
+        if (dialog.open) dialog.close(); else dialog.showModal();
+        break;
+      default: return;
+    }
+    event.preventDefault();
+  });
+
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var announce = document.getElementById("announce");
+    var target = event.detail && event.detail.elt;
+    if (announce) {
+      var done = document.querySelector(".queue-item.done:not([data-announced])");
+      if (done) {
+        done.setAttribute("data-announced", "1");
+        announce.textContent = done.textContent.trim();
+      } else {
+        var results = document.getElementById("results");
+        announce.textContent = results ? (results.querySelector("h2, .count") || results).textContent.trim().slice(0, 200) : "";
+      }
+    }
+    // After an item is acted on, focus moves on to the next open item.
+    if (target && target.classList && target.classList.contains("done")) {
+      var left = open();
+      var after = left.filter(function (item) {
+        return target.compareDocumentPosition(item) & Node.DOCUMENT_POSITION_FOLLOWING;
+      });
+      var next = after[0] || left[left.length - 1];
+      if (next) next.focus();
+    }
+  });
+})();

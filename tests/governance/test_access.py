@@ -1,0 +1,177 @@
+"""Who may do what on every governance URL: a role-and-tenant matrix, CSRF, and content that
+tries to be markup rendering inert on every page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, reverse
+
+from apps.audit.actors import Actor
+from apps.governance import urls as governance_urls
+from apps.memories.services import memory_create
+from tests.governance.conftest import Cast
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str  # the URL's name
+    method: str
+    role: str  # the least role that may
+    url: Callable[[Cast], str]
+    data: Callable[[Cast], dict[str, str]] = lambda cast: {}
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.name}"
+
+
+def _url(name: str, **kwargs: Callable[[Cast], str]) -> Callable[[Cast], str]:
+    def build(cast: Cast) -> str:
+        return reverse(
+            f"governance:{name}",
+            kwargs={"slug": "acme", **{key: value(cast) for key, value in kwargs.items()}},
+        )
+
+    return build
+
+
+def fact(cast: Cast) -> str:
+    return str(cast.fact.pk)
+
+
+def subject(cast: Cast) -> str:
+    return cast.subject_id
+
+
+def job(cast: Cast) -> str:
+    return str(cast.job.pk)
+
+
+CALLS = [
+    Call("explorer", "get", "viewer", _url("explorer")),
+    Call("explorer", "post", "viewer", _url("explorer"), lambda c: {"q": "tea"}),
+    Call("bulk", "post", "editor", _url("bulk"),
+         lambda c: {"action": "archive", "ids": str(c.fact.pk), "confirm": "1", "reason": "x"}),
+    Call("bulk", "post", "owner", _url("bulk"),
+         lambda c: {"action": "delete", "ids": str(c.fact.pk), "confirm": "1", "reason": "x"}),
+    Call("purge", "get", "owner", lambda c: _url("purge")(c) + "?kind=semantic"),
+    Call("purge", "post", "owner", lambda c: _url("purge")(c) + "?kind=semantic",
+         lambda c: {"reason": "x", "confirmation": "acme", "expected": "1"}),
+    Call("job", "get", "owner", _url("job", job_id=job)),
+    Call("memory", "get", "viewer", _url("memory", memory_id=fact)),
+    Call("memory_edit", "get", "editor", _url("memory_edit", memory_id=fact)),
+    Call("memory_edit", "post", "editor", _url("memory_edit", memory_id=fact),
+         lambda c: {"content": "New.", "kind": "semantic", "tags": "", "importance": "0.5",
+                    "reason": "x"}),
+    Call("memory_action", "post", "editor", _url("memory_action", memory_id=fact),
+         lambda c: {"action": "archive"}),
+    Call("memory_delete", "get", "editor", _url("memory_delete", memory_id=fact)),
+    Call("memory_delete", "post", "editor", _url("memory_delete", memory_id=fact)),
+    Call("review", "get", "viewer", _url("review")),
+    Call("review_merge", "post", "editor", _url("review_merge"),
+         lambda c: {"keep": str(c.fact.pk), "other": str(c.pii.pk)}),
+    Call("subjects", "get", "viewer", _url("subjects")),
+    Call("subject", "get", "viewer", _url("subject", subject_id=subject)),
+    Call("subject_export", "get", "editor", _url("subject_export", subject_id=subject)),
+    Call("subject_pause", "post", "editor", _url("subject_pause", subject_id=subject),
+         lambda c: {"paused": "1"}),
+    Call("subject_erase", "get", "owner", _url("subject_erase", subject_id=subject)),
+    Call("subject_erase", "post", "owner", _url("subject_erase", subject_id=subject),
+         lambda c: {"confirmation": "u1"}),
+]  # fmt: skip
+RANK = {"viewer": 1, "editor": 2, "owner": 3}
+USERS = {"vera": "viewer", "eddie": "editor", "olive": "owner"}
+
+
+def _send(client: Client, call: Call, cast: Cast) -> int:
+    send = client.get if call.method == "get" else client.post
+    return send(call.url(cast), call.data(cast)).status_code
+
+
+def test_it_covers_every_namespaced_governance_url() -> None:
+    names = {
+        pattern.name
+        for pattern in governance_urls.urlpatterns
+        if isinstance(pattern, URLPattern) and "<slug:slug>" in str(pattern.pattern)
+    }
+    assert names == {call.name for call in CALLS}
+
+
+@pytest.mark.parametrize("call", CALLS, ids=str)
+def test_it_answers_404_to_an_outsider(cast: Cast, call: Call) -> None:
+    assert _send(cast.client("oscar"), call, cast) == 404
+
+
+@pytest.mark.parametrize("call", CALLS, ids=str)
+@pytest.mark.parametrize("user", sorted(USERS))
+def test_it_allows_each_role_only_its_own_actions(cast: Cast, call: Call, user: str) -> None:
+    status = _send(cast.client(user), call, cast)
+    if RANK[USERS[user]] >= RANK[call.role]:
+        assert status in (200, 302), status
+    else:
+        assert status == 403
+
+
+@pytest.mark.parametrize("call", CALLS, ids=str)
+def test_it_sends_anonymous_visitors_to_the_login(cast: Cast, call: Call) -> None:
+    response = (
+        Client().get(call.url(cast)) if call.method == "get" else Client().post(call.url(cast))
+    )
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("accounts:login"))
+
+
+def test_it_answers_404_for_another_namespaces_memory_and_job(cast: Cast) -> None:
+    client = cast.client("olive")  # owner of acme, not of globex
+    other = cast.other_tenant_memory.pk
+    assert client.get(f"/n/acme/memories/{other}/").status_code == 404
+    assert client.get(f"/n/globex/memories/{other}/").status_code == 404
+    assert client.get("/n/acme/jobs/not-a-uuid/").status_code == 404
+    assert client.get("/n/acme/subjects/not-a-uuid/").status_code == 404
+
+
+@pytest.mark.parametrize("call", [c for c in CALLS if c.method == "post"], ids=str)
+def test_it_refuses_a_post_without_the_csrf_token(cast: Cast, call: Call) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(cast.users["olive"])
+    assert client.post(call.url(cast), call.data(cast)).status_code == 403
+
+
+HOSTILE = '<script>alert(1)</script> "><img src=x onerror=alert(2)> <a hx-get="/evil">x</a>'
+
+
+def test_it_renders_hostile_content_inert_on_every_page(cast: Cast) -> None:
+    actor = Actor.system("tests")
+    hostile = memory_create(
+        actor=actor,
+        namespace=cast.acme,
+        subject_external_id='"><img src=y onerror=alert(3)>',
+        content=HOSTILE,
+        tags=['"><b hx-get="/tag">'],
+        metadata={"note": HOSTILE},
+    )
+    assert hostile.subject is not None
+    client = cast.client("olive")
+    pages = [
+        "/n/acme/memories/",
+        f"/n/acme/memories/{hostile.pk}/",
+        f"/n/acme/memories/{hostile.pk}/edit/",
+        f"/n/acme/memories/{hostile.pk}/delete/",
+        "/n/acme/review/",
+        "/n/acme/subjects/",
+        f"/n/acme/subjects/{hostile.subject.pk}/",
+        f"/n/acme/subjects/{hostile.subject.pk}/erase/",
+        "/n/acme/memories/purge/?subject=%22%3E%3Cimg%20src%3Dy%20onerror%3Dalert(3)%3E",
+    ]
+    searched = client.post("/n/acme/memories/", {"q": "alert script evil"})
+    for response in [*(client.get(page) for page in pages), searched]:
+        assert response.status_code == 200
+        html = response.content.decode()
+        for raw in ("<script>alert", "<img src=x", "<img src=y", 'hx-get="/evil"',
+                    'hx-get="/tag"', "<b hx-get"):  # fmt: skip
+            assert raw not in html, (response.request["PATH_INFO"], raw)
+    detail = client.get(f"/n/acme/memories/{hostile.pk}/").content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in detail

@@ -1,0 +1,74 @@
+"""The review queue: what needs a person, by reason; an approved memory leaves it; the
+htmx actions answer with the item's done state."""
+
+from __future__ import annotations
+
+from apps.audit.actors import Actor
+from apps.governance.selectors import review_queue
+from apps.memories.models import Memory
+from apps.memories.services import memory_create
+from tests.governance.conftest import Cast
+
+ACTOR = Actor.system("tests")
+
+
+def ids(items) -> set[str]:  # type: ignore[no-untyped-def]
+    return {str(item.row.memory.pk) for item in items}
+
+
+def test_it_gathers_each_reason_for_review(cast: Cast) -> None:
+    twin = memory_create(actor=ACTOR, namespace=cast.acme, subject_external_id="u1",
+                         content="The user likes jasmine green tea.")  # fmt: skip
+    Memory.objects.filter(pk=cast.shared.pk).update(confidence=0.3)
+    queue = review_queue(namespace=cast.acme)
+    assert ids(queue["pending"]) == {str(cast.pending.pk)}
+    assert ids(queue["low_confidence"]) == {str(cast.shared.pk)}
+    assert ids(queue["pii"]) == {str(cast.pii.pk)}
+    ended = Memory.objects.filter(namespace=cast.acme, valid_to__isnull=False)
+    assert str(cast.old_fact.pk) in ids(queue["superseded"])  # and Hangzhou, by Shanghai
+    assert ids(queue["superseded"]) == {str(m.pk) for m in ended}
+    [pair] = queue["duplicate"]
+    assert {str(pair.row.memory.pk), str(pair.other.memory.pk)} == {str(twin.pk), str(cast.fact.pk)}
+    assert pair.similarity is not None
+    assert pair.similarity >= 0.92
+
+
+def test_it_takes_an_approved_memory_out_of_the_queue(cast: Cast) -> None:
+    client = cast.client("eddie")
+    client.post(f"/n/acme/memories/{cast.pii.pk}/action/", {"action": "approve"})
+    assert not review_queue(namespace=cast.acme)["pii"]
+
+
+def test_it_answers_an_htmx_action_with_the_done_item(cast: Cast) -> None:
+    response = cast.client("eddie").post(
+        f"/n/acme/memories/{cast.pending.pk}/action/",
+        {"action": "approve", "from": "review"},
+        HTTP_HX_REQUEST="true",
+    )
+    html = response.content.decode()
+    assert html.lstrip().startswith('<article class="queue-item card done"')
+    assert 'data-done="approve"' in html
+
+
+def test_it_offers_an_undo_after_a_reject(cast: Cast) -> None:
+    response = cast.client("eddie").post(
+        f"/n/acme/memories/{cast.pii.pk}/action/",
+        {"action": "archive", "from": "review"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert 'value="restore"' in response.content.decode()
+
+
+def test_it_lists_the_queue_with_its_keyboard_controls(cast: Cast) -> None:
+    html = cast.client("eddie").get("/n/acme/review/").content.decode()
+    assert html.count('class="queue-item card"') == 4  # pending, PII, two superseded
+    assert 'data-key="a"' in html
+    assert 'data-key="r"' in html
+    assert 'data-key="e"' in html
+    assert 'id="shortcuts"' in html
+
+
+def test_it_shows_a_viewer_the_queue_without_actions(cast: Cast) -> None:
+    html = cast.client("vera").get("/n/acme/review/").content.decode()
+    assert "might be allergic to cats" in html
+    assert 'data-key="a"' not in html
