@@ -144,6 +144,7 @@ GROUPS: dict[str, list[str]] = {
 Served = Any
 _NEXT = re.compile(r"[?&;]after=([A-Za-z0-9_-]+)")
 _HITS = re.compile(r"<h2>(\d+) hits?\b")
+_COLUMNS = re.compile(r"^SELECT (?:\"\w+\"\.\"\w+\"(?: AS \"\w+\")?, )+\"\w+\"\.\"\w+\" FROM ")
 
 
 # --- Load ------------------------------------------------------------------------------------
@@ -520,6 +521,12 @@ def report(results: Results, args: argparse.Namespace, quiet_only: bool = False)
     return verdicts
 
 
+def _short(sql: str) -> str:
+    """One line, without vectors and without an ORM statement's long column list."""
+    text = _VECTOR.sub("'[...]'::vector", " ".join(sql.split()))
+    return _COLUMNS.sub("SELECT … FROM ", text, count=1)
+
+
 def statement_profile(statements: Statements, top: int = 3) -> None:
     """Per kind, the statements that cost the most database time in all, with their share."""
     for kind in (*[line for lines in GROUPS.values() for line in lines], SEARCH, SEARCH_ALL):
@@ -530,8 +537,7 @@ def statement_profile(statements: Statements, top: int = 3) -> None:
         print(f"{kind} (database {total:.0f} ms in all):")
         ranked = sorted(seen.items(), key=lambda item: -item[1][1])[:top]
         for sql, (runs, ms, _) in ranked:
-            text = _VECTOR.sub("'[...]'::vector", " ".join(sql.split()))
-            print(f"  {ms / runs:>7.1f} ms x{runs:<4} {text[:220]}")
+            print(f"  {ms / runs:>7.1f} ms x{runs:<4} {_short(sql)[:240]}")
 
 
 def explain_slowest(statements: Statements) -> None:
@@ -547,7 +553,7 @@ def explain_slowest(statements: Statements) -> None:
             continue
         mean, sql, params = max(selects, key=lambda item: item[0])
         print(f"\n--- {kind}: costliest statement ({mean:.1f} ms on average)")
-        print(_VECTOR.sub("'[...]'::vector", " ".join(sql.split()))[:600])
+        print(_short(sql)[:800])
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
             for (plan_line,) in cursor.fetchall():

@@ -1,12 +1,15 @@
-"""Every request gets an id (the client's X-Request-ID when sane), echoed in the response."""
+"""Every request gets an id (the client's X-Request-ID when sane), echoed in the response;
+pages are dated in the viewer's time zone; signed-in pages are never cached."""
 
 from __future__ import annotations
 
 import re
 import uuid
+import zoneinfo
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
@@ -40,5 +43,32 @@ def no_store_middleware(
         if request.path.startswith("/api/") or (user is not None and user.is_authenticated):
             add_never_cache_headers(response)
         return response
+
+    return middleware
+
+
+TIME_ZONE_COOKIE = "tz"
+
+
+def time_zone_middleware(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """Dates on pages in the viewer's time zone: the IANA name the dashboard's script keeps
+    in the `tz` cookie (the browser's own zone). Without it, or with a name that is not a
+    zone, the server's zone (UTC); pages show the zone beside each time either way."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        name = request.COOKIES.get(TIME_ZONE_COOKIE, "")
+        zone = None
+        if name and len(name) <= 64:
+            try:
+                zone = zoneinfo.ZoneInfo(name)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+                zone = None
+        if zone is not None:
+            timezone.activate(zone)
+        else:
+            timezone.deactivate()
+        return get_response(request)
 
     return middleware

@@ -92,6 +92,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -99,6 +100,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "memoryhub.middleware.request_id_middleware",
+    "memoryhub.middleware.time_zone_middleware",
     "memoryhub.middleware.no_store_middleware",
     # Last: it answers a locked-out login (dashboard and /django-admin/ alike).
     "csp.middleware.CSPMiddleware",
@@ -212,7 +214,11 @@ LOGIN_REDIRECT_URL = "namespaces:overview"
 LOGOUT_REDIRECT_URL = "accounts:login"
 
 # --- Internationalisation, static files -----------------------------------------------------
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The dashboard speaks English and Simplified Chinese: the browser's Accept-Language chooses,
+# or the language switch in the header (kept in a cookie).
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

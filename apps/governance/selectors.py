@@ -190,7 +190,7 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
     )
     _provenance(story, namespace, keys)
     story.decisions = list(
-        ConsolidationLog.objects.filter(namespace=namespace)
+        ConsolidationLog.objects.filter(namespace=namespace, subject=memory.subject_id)
         .filter(Q(memory_id=memory.pk) | Q(related_id=memory.pk))
         .order_by("-created_at")[:50]
     )
@@ -328,11 +328,16 @@ def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:
 
 
 def duplicate_pairs(
-    *, namespace: Namespace, limit: int = REVIEW_SECTION_LIMIT, scan: int = 500
+    *,
+    namespace: Namespace,
+    limit: int = REVIEW_SECTION_LIMIT,
+    scan: int = 200,
+    neighbours: int = 2000,
 ) -> list[tuple[str, str, float]]:
     """Near-duplicate pairs among the newest `scan` current semantic memories: each with its
-    nearest current memory of the same subject, when at least DUPLICATE_SIMILARITY alike.
-    The newer of a pair comes first; each pair once."""
+    nearest current memory of the same subject (among that subject's newest `neighbours`,
+    compared exactly: the work stays bounded for a subject with many memories), when at
+    least DUPLICATE_SIMILARITY alike. The newer of a pair comes first; each pair once."""
     table = Memory._meta.db_table
     sql = f"""
         WITH recent AS (
@@ -344,10 +349,13 @@ def duplicate_pairs(
         )
         SELECT r.id, n.id, 1 - n.distance FROM recent r
         CROSS JOIN LATERAL (
-            SELECT m.id, (m.embedding <=> r.embedding) + 0 AS distance FROM {table} m
-            WHERE m.namespace_id = %(ns)s AND m.subject_id = r.subject_id AND m.id <> r.id
-              AND m.status = 'active' AND m.valid_to IS NULL AND m.kind = %(kind)s
-              AND m.embedding IS NOT NULL
+            SELECT s.id, s.embedding <=> r.embedding AS distance FROM (
+                SELECT m.id, m.embedding FROM {table} m
+                WHERE m.namespace_id = %(ns)s AND m.subject_id = r.subject_id AND m.id <> r.id
+                  AND m.status = 'active' AND m.valid_to IS NULL AND m.kind = %(kind)s
+                  AND m.embedding IS NOT NULL
+                ORDER BY m.created_at DESC LIMIT %(neighbours)s
+            ) s
             ORDER BY 2 LIMIT 1
         ) n
         WHERE 1 - n.distance >= %(similarity)s
@@ -360,6 +368,7 @@ def duplicate_pairs(
                 "ns": namespace.pk,
                 "kind": Kind.SEMANTIC.value,
                 "scan": scan,
+                "neighbours": neighbours,
                 "similarity": DUPLICATE_SIMILARITY,
             },
         )
@@ -456,8 +465,9 @@ class SessionView:
 
 def subject_overview(
     *, subject: Subject, sessions: int = 10, turns: int = 50
-) -> tuple[dict[str, int], list[SessionView]]:
-    """A subject's memory counts by kind (current ones), and its newest `sessions` sessions,
+) -> tuple[list[tuple[str, str, int]], list[SessionView]]:
+    """A subject's memory counts by kind (current ones: kind, its label, count), and its
+    newest `sessions` sessions,
     each with its last `turns` turns and newest summary, decrypted."""
     counts = dict(
         Memory.objects.filter(subject=subject, valid_to__isnull=True)
@@ -490,7 +500,7 @@ def subject_overview(
                 summary_through=summary.through_position if summary else None,
             )
         )
-    return {kind.value: counts.get(kind.value, 0) for kind in Kind}, views
+    return [(kind.value, str(kind.label), counts.get(kind.value, 0)) for kind in Kind], views
 
 
 def purge_job_get(*, namespace: Namespace, job_id: str) -> Job | None:

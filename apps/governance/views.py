@@ -22,6 +22,7 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
@@ -59,6 +60,15 @@ from apps.recall.statements import RecallFilters
 from memoryhub.exceptions import ApplicationError, NotFound
 
 VIEWER, EDITOR, OWNER = MembershipRole.VIEWER, MembershipRole.EDITOR, MembershipRole.OWNER
+ACTION_LABELS = {
+    "archive": gettext_lazy("Archive"),
+    "tag": gettext_lazy("Add a tag"),
+    "delete": gettext_lazy("Delete"),
+    "approve": gettext_lazy("Approve"),
+    "restore": gettext_lazy("Restore"),
+    "rollback": gettext_lazy("Roll back"),
+    "merge": gettext_lazy("Merge"),
+}
 COMPONENTS = ("vector", "context", "keyword", "boosts", "recency", "importance")
 BAR_WIDTH = 48
 
@@ -99,6 +109,7 @@ def _context(request: DashboardRequest, namespace: Namespace, **extra: Any) -> d
     return {
         "namespace": namespace,
         "role": role,
+        "role_label": MembershipRole(role).label,
         "can_edit": rank >= ROLE_RANK[EDITOR],
         "can_own": rank >= ROLE_RANK[OWNER],
         **extra,
@@ -273,6 +284,7 @@ def bulk(request: DashboardRequest, slug: str) -> HttpResponse:
                 namespace,
                 form=form,
                 plan=plan,
+                action_label=ACTION_LABELS[data["action"]],
                 ids=request.POST.getlist("ids"),
                 filter_string=filters.urlencode(),
             ),
@@ -292,7 +304,11 @@ def bulk(request: DashboardRequest, slug: str) -> HttpResponse:
     messages.success(
         request,
         _("%(action)s: %(count)d memories (audit event #%(event)d).")
-        % {"action": data["action"], "count": outcome.count, "event": outcome.audit_event_id},
+        % {
+            "action": ACTION_LABELS[data["action"]],
+            "count": outcome.count,
+            "event": outcome.audit_event_id,
+        },
     )
     return redirect(f"{explorer_url}?{filters.urlencode()}")
 
@@ -479,9 +495,11 @@ def memory_action(request: DashboardRequest, slug: str, memory_id: str) -> HttpR
         return render(
             request,
             "governance/review.html#done",
-            _context(request, namespace, done_action=name, memory=memory),
+            _context(
+                request, namespace, done_action=name, done_label=ACTION_LABELS[name], memory=memory
+            ),
         )
-    messages.success(request, _("Done: %(action)s.") % {"action": name})
+    messages.success(request, _("Done: %(action)s.") % {"action": ACTION_LABELS[name]})
     return _back(request, detail)
 
 
@@ -550,7 +568,13 @@ def review_merge(request: DashboardRequest, slug: str) -> HttpResponse:
         return render(
             request,
             "governance/review.html#done",
-            _context(request, namespace, done_action="merge", memory=keep),
+            _context(
+                request,
+                namespace,
+                done_action="merge",
+                done_label=ACTION_LABELS["merge"],
+                memory=keep,
+            ),
         )
     messages.success(request, _("Merged."))
     return _back(request, queue_url)

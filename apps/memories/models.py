@@ -16,6 +16,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex
 
 from apps.memories.fields import EmbeddingField, TermArrayField
@@ -88,15 +89,15 @@ class DataKey(models.Model):
 
 
 class Kind(models.TextChoices):
-    SEMANTIC = "semantic", "Semantic (facts, preferences)"
-    EPISODIC = "episodic", "Episodic (what happened)"
-    PROCEDURAL = "procedural", "Procedural (instructions)"
+    SEMANTIC = "semantic", _("Semantic (facts, preferences)")
+    EPISODIC = "episodic", _("Episodic (what happened)")
+    PROCEDURAL = "procedural", _("Procedural (instructions)")
 
 
 class Status(models.TextChoices):
-    ACTIVE = "active", "Active"
-    ARCHIVED = "archived", "Archived"
-    PENDING_REVIEW = "pending_review", "Pending review"
+    ACTIVE = "active", _("Active")
+    ARCHIVED = "archived", _("Archived")
+    PENDING_REVIEW = "pending_review", _("Pending review")
 
 
 class Memory(EncryptedContent):

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class PiiPolicy(models.TextChoices):
@@ -52,9 +53,9 @@ class Namespace(models.Model):
 
 
 class MembershipRole(models.TextChoices):
-    OWNER = "owner", "Owner"
-    EDITOR = "editor", "Editor"
-    VIEWER = "viewer", "Viewer"
+    OWNER = "owner", _("Owner")
+    EDITOR = "editor", _("Editor")
+    VIEWER = "viewer", _("Viewer")
 
 
 ROLE_RANK = {MembershipRole.VIEWER: 1, MembershipRole.EDITOR: 2, MembershipRole.OWNER: 3}

@@ -3,8 +3,17 @@
 //   Shortcuts never fire while typing in a field.
 // - Ctrl+Enter submits the form being typed in.
 // - htmx swaps are announced in the live region #announce.
+// - The browser's time zone is kept in a cookie, so the server dates pages in it.
 (function () {
   "use strict";
+
+  // Dates on pages in the viewer's time zone: the server reads this cookie.
+  try {
+    var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    if (zone && /^[A-Za-z0-9_+\-\/]+$/.test(zone) && document.cookie.indexOf("tz=" + zone) < 0) {
+      document.cookie = "tz=" + zone + "; path=/; max-age=31536000; SameSite=Lax";
+    }
+  } catch (error) { /* no Intl: the server's zone, shown beside each time */ }
 
   function typing(target) {
     if (!target || !target.closest) return false;

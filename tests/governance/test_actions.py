@@ -152,7 +152,7 @@ def test_it_reviews_a_bulk_archive_then_archives_the_chosen_rows(cast: Cast) -> 
     chosen = {"action": "archive", "ids": [str(cast.fact.pk), str(cast.pii.pk)]}
     review = client.post("/n/acme/memories/bulk/", chosen)
     assert review.status_code == 200
-    assert "archive: 2 memories" in review.content.decode()
+    assert "Archive: 2 memories" in review.content.decode()
     assert Memory.objects.get(pk=cast.fact.pk).status == Status.ACTIVE  # nothing yet
     with one_event("memory.bulk_archive") as events:
         client.post("/n/acme/memories/bulk/", {**chosen, "confirm": "1", "reason": "spam"})

@@ -129,3 +129,14 @@ def test_it_hides_write_controls_from_a_viewer(cast: Cast) -> None:
     listing = cast.client("eddie").get("/n/acme/memories/").content.decode()
     assert 'value="delete"' not in listing  # bulk delete is the owner's
     assert 'value="delete"' in cast.client("olive").get("/n/acme/memories/").content.decode()
+
+
+def test_it_dates_rows_in_the_viewers_time_zone(cast: Cast) -> None:
+    Memory.objects.filter(pk=cast.shared.pk).update(created_at="2024-03-01T23:30:00Z")
+    client = cast.client("vera")
+    client.cookies["tz"] = "Asia/Tokyo"
+    html = client.get("/n/acme/memories/?until=2024-03-31").content.decode()
+    assert "2024-03-02 08:30 JST" in html
+    client.cookies["tz"] = "Not/AZone"
+    html = client.get("/n/acme/memories/?until=2024-03-31").content.decode()
+    assert "2024-03-01 23:30 UTC" in html
