@@ -61,7 +61,7 @@ def log_in(page, base: str) -> None:  # type: ignore[no-untyped-def]
     page.goto(f"{base}/accounts/login/")
     page.fill("#id_username", "alice")
     page.fill("#id_password", "alice-password-1")
-    page.click("button[type=submit]")
+    page.click("main button[type=submit]")
     page.wait_for_url(f"{base}/")
 
 

@@ -336,7 +336,7 @@ def test_it_filters_and_approves_without_javascript(
         item.locator("button[value=approve]").click()
         page.wait_for_load_state()
         assert page.url == f"{base}/n/acme/review/"  # posted, then redirected back
-        assert "Done: approve." in page.inner_text(".messages")
+        assert "Done: Approve." in page.inner_text(".messages")
         assert page.locator(f".queue-item[aria-label='pending: {cast.pending.pk}']").count() == 0
         memory = Memory.objects.get(pk=cast.pending.pk)
         assert memory.status == Status.ACTIVE
