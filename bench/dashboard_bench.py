@@ -2,14 +2,15 @@
 
     .venv/bin/python bench/dashboard_bench.py [--memories 100000] [--subjects 1000]
                                               [--requests 100] [--warmup 5] [--seed N]
-                                              [--pool 6000] [--api-k 10] [--quiet-wait 300]
+                                              [--pool 6000] [--api-k 20] [--quiet-wait 300]
                                               [--explain] [--restore-indexes]
                                               [--keep | --reuse SLUG [--drop]]
 
 Goals (2 cores, 100k memories in one namespace over 1,000 subjects): the explorer's list, a
 filtered list and a memory's detail page p95 <= 150 ms each; the explorer's search (the
 recall engine, with a subject filter) p95 <= 1.3 x the p95 of the API's recall for the same
-subject and query, measured in the same loop.
+subject, query and k (the explorer shows `views.SEARCH_HITS` hits; `--api-k` changes the
+API's), measured in the same loop.
 
 Load. A temporary namespace gets `--memories` generated memories over `--subjects` subjects,
 planned as recall_bench plans them (short sentences from templates, ~30% of them conversation
@@ -27,20 +28,22 @@ Timing. Server time is the wall time around `django.test.Client.get/post` (force
 resolution, middleware, the view, decryption, the templates and the audit event each page
 writes; for the baseline, around `rest_framework.test.APIClient.post` of
 `/api/v1/namespaces/<slug>/recall` (authentication, throttling, the row-security wall,
-recall, serialization, the recall log). Every iteration of one loop makes one request of each
-kind, in a shuffled order (the machine's state is shared): the explorer's first page; a
+recall, serialization, the recall log). Every iteration of one loop makes one request of
+each kind, in a shuffled order (the machine's state is shared): the explorer's first page; a
 deeper page, by the `after` cursor of the previous deeper page's "Next" link; a filtered
 list, rotating over subject + kind=semantic, status=archived, pii=pii:email and
-confidence_below=0.5; the detail page of a random memory; the explorer's search (POST `q`)
-with a random subject as filter and the API recall of the same subject and query (the two
-alternate which goes first: both share the subject's cached population statistics); and
-the explorer's search of the whole namespace (no subject filter, an extra line with no
-goal). Queries are paraphrases of one of the subject's memories (recall_bench's
+confidence_below=0.5; the detail page of a random memory; the explorer's search as the
+browser's htmx form sends it (POST `q` with the filter form, header HX-Request: the results
+fragment is the answer) with a random subject as filter, and the API recall of the same
+subject, query and k (the two alternate which goes first: both share the subject's cached
+population statistics); and, as extra lines with no goal, the search of the whole namespace
+(no subject filter) and the search as a browser without JavaScript posts it (the whole
+page). Queries are paraphrases of one of the subject's memories (recall_bench's
 `make_query`). Each kind is warmed up first (untimed). Any response but 200 stops the run.
 Printed per kind: p50, p95 and max of the server time, the median database time and number
 of SQL statements, the goal; then the same over the "quiet" iterations (other processes
-under 0.25 cores), the most expensive SQL statements of each kind, and with `--explain`
-the plan (EXPLAIN ANALYZE, BUFFERS) of the slowest statement of each page kind.
+under 0.25 cores), the most expensive SQL statements of each kind, and with `--explain` the
+plan (EXPLAIN ANALYZE, BUFFERS) of the slowest statement of each page kind.
 
 The namespace, the user and the API key are deleted at the end, also on failure (audit
 events stay: append-only), and the indexes exist again when the script ends
@@ -83,6 +86,7 @@ from rest_framework.test import APIClient  # noqa: E402
 from apps.accounts.models import ApiKey  # noqa: E402
 from apps.accounts.services import api_key_create  # noqa: E402
 from apps.audit.actors import Actor  # noqa: E402
+from apps.governance.views import SEARCH_HITS  # noqa: E402
 from apps.memories.embeddings import EmbeddingProvider, get_provider, set_provider  # noqa: E402
 from apps.memories.models import Kind, Memory, Status  # noqa: E402
 from apps.memories.row_encryption import KeyCache  # noqa: E402
@@ -127,6 +131,10 @@ LIST_DEEP = "list: deeper page (after cursor)"
 DETAIL = "detail"
 SEARCH = "search: explorer, subject filter"
 SEARCH_ALL = "search: explorer, whole namespace"
+SEARCH_PAGE = "search: explorer, full page (no JavaScript)"
+# What the browser's htmx search sends: the filter form as it stands (hx-include), and the
+# header that makes the view answer with the results fragment only.
+HTMX = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "results"}
 API_RECALL = "API recall (baseline)"
 FILTERS = (
     ("filter: subject + kind=semantic", lambda subject: {"subject": subject, "kind": "semantic"}),
@@ -371,12 +379,17 @@ class Pages:
         return DETAIL, provenance, lambda: self.client.get(f"{self.base}{memory_id}/")
 
     def search(self, subject: str, query: str) -> tuple[str, str, Callable[[], Served]]:
+        body = {"q": query, "subject": subject}
+        return SEARCH, "", lambda: self.client.post(self.base, body, **HTMX)
+
+    def search_page(self) -> tuple[str, str, Callable[[], Served]]:
+        subject, query = self.draw()
         url = f"{self.base}?subject={subject}"
-        return SEARCH, "", lambda: self.client.post(url, {"q": query})
+        return SEARCH_PAGE, "", lambda: self.client.post(url, {"q": query})
 
     def search_all(self) -> tuple[str, str, Callable[[], Served]]:
         _, query = self.draw()
-        return SEARCH_ALL, "", lambda: self.client.post(self.base, {"q": query})
+        return SEARCH_ALL, "", lambda: self.client.post(self.base, {"q": query}, **HTMX)
 
     def recall(self, subject: str, query: str) -> tuple[str, str, Callable[[], Served]]:
         url = f"/api/v1/namespaces/{self.slug}/recall"
@@ -391,7 +404,7 @@ class Pages:
         if number % 2:
             pair.reverse()
         others = [self.list_first(), self.list_deep(), self.filtered(), self.detail()]
-        others.append(self.search_all())
+        others += [self.search_all(), self.search_page()]
         self.rng.shuffle(others)
         at = self.rng.randrange(len(others) + 1)
         return others[:at] + pair + others[at:]
@@ -414,7 +427,7 @@ def run_one(
 def hits_of(line: str, response: Served) -> int | None:
     if line == API_RECALL:
         return len(json.loads(response.content)["results"])
-    if line in (SEARCH, SEARCH_ALL):
+    if line in (SEARCH, SEARCH_ALL, SEARCH_PAGE):
         found = _HITS.search(response.content.decode())
         return int(found.group(1)) if found else 0
     return None
@@ -510,6 +523,7 @@ def report(results: Results, args: argparse.Namespace, quiet_only: bool = False)
     row(SEARCH, search, None)
     row(f"{API_RECALL}, k={args.api_k}", api, None)
     row(SEARCH_ALL, pick(SEARCH_ALL), None)
+    row(SEARCH_PAGE, pick(SEARCH_PAGE), None)
     if search and api:
         ratio = percentile([s.ms for s in search], 95) / percentile([s.ms for s in api], 95)
         verdict = "PASS" if ratio <= GOAL_RATIO else "FAIL"
@@ -529,7 +543,12 @@ def _short(sql: str) -> str:
 
 def statement_profile(statements: Statements, top: int = 3) -> None:
     """Per kind, the statements that cost the most database time in all, with their share."""
-    for kind in (*[line for lines in GROUPS.values() for line in lines], SEARCH, SEARCH_ALL):
+    for kind in (
+        *[line for lines in GROUPS.values() for line in lines],
+        SEARCH,
+        SEARCH_ALL,
+        SEARCH_PAGE,
+    ):
         seen = statements.by_kind.get(kind)
         if not seen:
             continue
@@ -542,7 +561,12 @@ def statement_profile(statements: Statements, top: int = 3) -> None:
 
 def explain_slowest(statements: Statements) -> None:
     """EXPLAIN (ANALYZE, BUFFERS) of each page kind's costliest SELECT, as it last ran."""
-    for kind in (*[line for lines in GROUPS.values() for line in lines], SEARCH, SEARCH_ALL):
+    for kind in (
+        *[line for lines in GROUPS.values() for line in lines],
+        SEARCH,
+        SEARCH_ALL,
+        SEARCH_PAGE,
+    ):
         seen = statements.by_kind.get(kind, {})
         selects = [
             (entry[1] / entry[0], sql, entry[2])
@@ -684,7 +708,10 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=6_000, help="distinct sentence cores")
     parser.add_argument("--seed", type=int, default=20_241_201)
     parser.add_argument(
-        "--api-k", type=int, default=10, help="k of the API recall (the API's default: 10)"
+        "--api-k",
+        type=int,
+        default=SEARCH_HITS,
+        help=f"k of the API recall (default: the explorer's hits, {SEARCH_HITS})",
     )
     parser.add_argument(
         "--quiet-wait",

@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "apps.evaluation",
     "apps.privacy",
     "apps.governance",
+    "apps.demo",
 ]
 
 MIDDLEWARE = [

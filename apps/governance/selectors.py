@@ -94,8 +94,7 @@ def explorer_page(
     chunk = chunk[:size]
     if going_back:
         chunk.reverse()
-    keys = KeyCache()
-    rows = [Row(memory, _snippet(open_memory(keys, memory))) for memory in chunk]
+    rows = memories_opened(chunk)
     start = page_start if rows else 0
     end = start + len(rows) - 1 if rows else 0
     has_next = more if not going_back else True
@@ -114,8 +113,14 @@ def _snippet(text: str) -> str:
     return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
 
 
-def memories_opened(memories: list[Memory]) -> list[Row]:
-    keys = KeyCache()
+def memories_opened(memories: list[Memory], keys: KeyCache | None = None) -> list[Row]:
+    """The memories with a snippet of their content, decrypted (the page's data keys
+    fetched in one query)."""
+    keys = keys or KeyCache()
+    for namespace_id in {memory.namespace_id for memory in memories}:
+        keys.preload(
+            namespace_id, [m.subject_id for m in memories if m.namespace_id == namespace_id]
+        )
     return [Row(memory, _snippet(open_memory(keys, memory))) for memory in memories]
 
 
@@ -224,9 +229,10 @@ def uuids_of(values: list[Any]) -> list[uuid.UUID]:
 def _provenance(story: MemoryStory, namespace: Namespace, keys: KeyCache) -> None:
     memory, source = story.memory, story.memory.source or {}
     if source.get("document"):
+        # A document's chunks share its subject: the subject's index finds them.
         story.document_chunks = list(
             namespace_memories(namespace)
-            .filter(source__document=source["document"])
+            .filter(subject=memory.subject_id, source__document=source["document"])
             .exclude(pk=memory.pk)
             .order_by("created_at")[:20]
         )
@@ -305,14 +311,11 @@ def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:
         str(m.pk): m
         for m in namespace_memories(namespace).filter(pk__in=[x for p in pairs for x in p[:2]])
     }
-    keys = KeyCache()
-    opened: dict[str, Row] = {}
+    every = [*pending, *low, *tagged, *superseded, *by_id.values()]
+    opened = {str(r.memory.pk): r for r in memories_opened(every)}
 
     def row(memory: Memory) -> Row:
-        key = str(memory.pk)
-        if key not in opened:
-            opened[key] = Row(memory, _snippet(open_memory(keys, memory)))
-        return opened[key]
+        return opened[str(memory.pk)]
 
     return {
         "pending": [ReviewItem("pending", row(m)) for m in pending],

@@ -54,7 +54,7 @@ from apps.memories.services import (
     subject_set_paused,
 )
 from apps.namespaces.models import ROLE_RANK, MembershipRole, Namespace
-from apps.namespaces.selectors import namespace_for_user, namespaces_for_user, user_role
+from apps.namespaces.selectors import namespace_with_role, namespaces_for_user
 from apps.recall.search import recall_memories
 from apps.recall.statements import RecallFilters
 from memoryhub.exceptions import ApplicationError, NotFound
@@ -71,6 +71,9 @@ ACTION_LABELS = {
 }
 COMPONENTS = ("vector", "context", "keyword", "boosts", "recency", "importance")
 BAR_WIDTH = 48
+SEARCH_HITS = 20
+# Filters the recall engine does not apply itself: they narrow its hits afterwards.
+POST_FILTERS = ("status", "source", "since", "until", "confidence_below")
 
 
 class DashboardRequest(HttpRequest):
@@ -82,10 +85,9 @@ def _namespace(request: DashboardRequest, slug: str, role: str = VIEWER) -> Name
     """The namespace, if the user may see it (else 404), and acts in it with `role` or more
     (else 403). The role is kept on the request for the templates."""
     try:
-        namespace = namespace_for_user(request.user, slug)
+        namespace, held = namespace_with_role(request.user, slug)
     except NotFound:
         raise Http404("Namespace not found.") from None
-    held = user_role(request.user, namespace) or VIEWER
     if ROLE_RANK[MembershipRole(held)] < ROLE_RANK[MembershipRole(role)]:
         raise PermissionDenied(_("Your role in this namespace does not allow this."))
     request.role = held  # type: ignore[attr-defined]
@@ -166,6 +168,7 @@ def explorer(request: DashboardRequest, slug: str) -> HttpResponse:
     )
     shown: list[Any] = []
     if request.method == "POST" and context["search"].is_valid():
+        context["search_active_only"] = filters.get("status") not in (None, "", "active")
         context["hits"], context["search_ms"] = _search(
             request, namespace, filterset, context["search"].cleaned_data["q"]
         )
@@ -204,6 +207,9 @@ def _without(query: QueryDict, *names: str) -> str:
 def _search(
     request: DashboardRequest, namespace: Namespace, filterset: MemoryFilter, query: str
 ) -> tuple[list[dict[str, Any]], float]:
+    """The recall engine's best SEARCH_HITS for `query` (the subject, kind and tag filters
+    applied by recall itself; any other filter narrows its hits), with their score
+    components formatted for the bars."""
     valid = not filterset.is_bound or filterset.is_valid()
     data = filterset.form.cleaned_data if filterset.is_bound and valid else {}
     subject = data.get("subject") or None
@@ -213,7 +219,7 @@ def _search(
             namespace=namespace,
             subject_external_id=subject,
             query=query,
-            k=50,
+            k=SEARCH_HITS,
             filters=RecallFilters(
                 kinds=[data["kind"]] if data.get("kind") else [],
                 tags=[tag for tag in (data.get("tag"), data.get("pii")) if tag],
@@ -224,21 +230,22 @@ def _search(
     except ApplicationError as error:
         messages.error(request, error.message)
         return [], 0.0
-    hit_ids = [hit.memory.pk for hit in outcome.hits]
-    allowed = (
-        set(filterset.qs.filter(pk__in=hit_ids).values_list("pk", flat=True)) if valid else set()
-    )
-    kept = [hit for hit in outcome.hits if hit.memory.pk in allowed]
+    kept = outcome.hits if valid else []
+    if kept and any(data.get(name) not in (None, "") for name in POST_FILTERS):
+        hit_ids = [hit.memory.pk for hit in kept]
+        allowed = set(filterset.qs.filter(pk__in=hit_ids).values_list("pk", flat=True))
+        kept = [hit for hit in kept if hit.memory.pk in allowed]
     rows = selectors.memories_opened([hit.memory for hit in kept])
     return [
         {
             "row": row,
-            "score": hit.score,
+            "score": f"{hit.score:.3f}",
             "bars": [
                 {
+                    "label": f"{name} {hit.components[name]:.3f}",
                     "name": name,
-                    "value": hit.components[name],
-                    "width": round(BAR_WIDTH * min(max(hit.components[name], 0.0), 1.0), 1),
+                    "value": f"{hit.components[name]:.2f}",
+                    "width": f"{BAR_WIDTH * min(max(hit.components[name], 0.0), 1.0):.1f}",
                 }
                 for name in COMPONENTS
             ],

@@ -145,6 +145,10 @@ class Memory(EncryptedContent):
         indexes = [
             models.Index(fields=["namespace", "subject", "-created_at"], name="memory_by_subject"),
             models.Index(fields=["subject", "session_key", "position"], name="memory_by_session"),
+            # The dashboard's explorer: a namespace's memories newest first, page by page
+            # (keyset on created_at, id), and its counts by status and confidence.
+            models.Index(fields=["namespace", "-created_at", "-id"], name="memory_newest"),
+            models.Index(fields=["namespace", "status", "confidence"], name="memory_by_status"),
             # Every search reads the whole pending list of new entries: keep it short (256 kB
             # rather than 4 MB) so a burst of writes does not slow recall until a vacuum.
             GinIndex(fields=["token_index"], name="memory_token_index", gin_pending_list_limit=256),

@@ -37,3 +37,21 @@ def user_role(user: User, namespace: Namespace) -> str | None:
         .values_list("role", flat=True)
         .first()
     )
+
+
+def namespace_with_role(user: User, slug: str) -> tuple[Namespace, str]:
+    """The namespace the user may see, with the user's role in it (owner for superusers), in
+    one query; NotFound outside the user's namespaces."""
+    if user.is_superuser:
+        namespace = Namespace.objects.filter(slug=slug).first()
+        if namespace is None:
+            raise NotFound("Namespace not found.")
+        return namespace, MembershipRole.OWNER
+    membership = (
+        Membership.objects.filter(user=user, namespace__slug=slug)
+        .select_related("namespace")
+        .first()
+    )
+    if membership is None:
+        raise NotFound("Namespace not found.")
+    return membership.namespace, membership.role
