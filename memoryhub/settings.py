@@ -169,6 +169,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Row-level security (memoryhub/row_security.py): each namespaced request's transaction runs
 # as the role memoryhub_tenant, which the database lets see only that namespace's rows.
 MEMORYHUB_ROW_SECURITY = env_bool("MEMORYHUB_ROW_SECURITY", True)
+# `make run` loads the demo namespace `demo` on first start unless this is 0.
+MEMORYHUB_DEMO = env_bool("MEMORYHUB_DEMO", True)
 
 # The cache holds the API's throttle counts (and recall's population statistics): shared by
 # every web process when it is Redis. CACHE_URL chooses it; without it a Redis task broker is
@@ -495,6 +497,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     "requeue-stale-jobs": {"task": "pipeline.requeue_stale_jobs", "schedule": 300.0},
     "subject-indexes": {"task": "recall.subject_indexes", "schedule": 600.0},
+    # The audit chain's integrity, for the overview and the audit viewer.
+    "audit-chain-verify": {"task": "audit.chain_verify", "schedule": 3600.0},
 }
 # Redis redelivers a task whose worker died (unacknowledged) after this many seconds: keep it
 # above the longest task, or a slow task runs twice (its effect would still happen once).
