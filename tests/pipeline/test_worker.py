@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
+from kombu import pools as kombu_pools
 from django.conf import settings
 from django.db import connection
 
@@ -88,8 +89,15 @@ def broker(redis_url: str, settings) -> Iterator[tuple[str, str]]:
         yield redis_url, queue
     finally:
         app.conf.update(saved)
-        if app._pool is not None:
-            app._pool.force_close_all()  # the Redis connections of this test
+        closed = app._pool
+        if closed is not None:
+            closed.force_close_all()  # the Redis connections of this test
+            # kombu keeps its pools in global registries, keyed by the broker's address: a
+            # later test on the same Redis would be handed this closed pool.
+            for group in (kombu_pools.connections, kombu_pools.producers):
+                for key, pool in list(group.items()):
+                    if pool is closed or getattr(pool, "connections", None) is closed:
+                        dict.pop(group, key)  # keys are stored hashed: bypass the lookup
         app._pool, app.amqp._producer_pool = pools
 
 
