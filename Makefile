@@ -23,6 +23,7 @@ install: $(STAMP)
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py ensure_admin
+	$(BIN)/python manage.py demo load --if-enabled
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 test: install browser

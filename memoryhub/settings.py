@@ -213,7 +213,7 @@ AXES_CLIENT_IP_CALLABLE = "memoryhub.client_address.client_address"
 # use the address this yields (memoryhub/client_address.py).
 MEMORYHUB_TRUSTED_PROXIES = env_int("MEMORYHUB_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
 LOGIN_URL = "accounts:login"
-LOGIN_REDIRECT_URL = "namespaces:overview"
+LOGIN_REDIRECT_URL = "governance:overview"
 LOGOUT_REDIRECT_URL = "accounts:login"
 
 # --- Internationalisation, static files -----------------------------------------------------

@@ -17,7 +17,6 @@ urlpatterns = [
     path("django-admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("apps.accounts.urls")),
-    path("", include("apps.namespaces.urls")),
     path("", include("apps.governance.urls")),
     path("", include("apps.context.urls")),
     path("", include("apps.evaluation.urls")),

@@ -1,4 +1,5 @@
-"""API keys: created (raw key returned once), revoked, and marked as used."""
+"""API keys: created (raw key returned once), revoked, given or cleared an expiry, and marked
+as used."""
 
 from __future__ import annotations
 
@@ -89,6 +90,49 @@ def api_key_revoke(*, actor: Actor, api_key: ApiKey) -> ApiKey:
             object_type="api_key",
             object_id=api_key.prefix,
             details={"namespace_ids": [namespace.pk for namespace in namespaces]},
+        )
+    return api_key
+
+
+def api_key_set_expiry(*, actor: Actor, api_key: ApiKey, expires_at: datetime | None) -> ApiKey:
+    """Set the moment the key stops working (`None`: it never expires). Audited as
+    `api_key.expiry` (old and new moments, no secret) in the same transaction.
+
+    Invariants, re-checked on the locked row: a revoked key, or one already past its expiry,
+    is final (extending it would revive a credential its holders were told is dead; create a
+    new key instead); a new expiry lies in the future (to stop a key now, revoke it).
+    """
+    with transaction.atomic():
+        api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+        now = timezone.now()
+        if api_key.revoked_at is not None:
+            raise ApplicationError(
+                "This API key is revoked: it cannot be changed.", code="api_key_revoked"
+            )
+        if api_key.expires_at is not None and api_key.expires_at <= now:
+            raise ApplicationError(
+                "This API key has expired: create a new one instead.", code="api_key_expired"
+            )
+        if expires_at is not None and expires_at <= now:
+            raise ApplicationError(
+                "An expiry must lie in the future; to stop a key now, revoke it.",
+                code="expiry_not_in_future",
+            )
+        previous = api_key.expires_at
+        api_key.expires_at = expires_at
+        api_key.save(update_fields=["expires_at"])
+        namespaces = list(api_key.namespaces.all())
+        audit_record(
+            actor=actor,
+            action="api_key.expiry",
+            namespace=namespaces[0] if len(namespaces) == 1 else None,
+            object_type="api_key",
+            object_id=api_key.prefix,
+            details={
+                "namespace_ids": [namespace.pk for namespace in namespaces],
+                "expires_at": expires_at.isoformat() if expires_at else None,
+                "previous_expires_at": previous.isoformat() if previous else None,
+            },
         )
     return api_key
 

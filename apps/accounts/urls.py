@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.decorators import login_required
 from django.urls import path
-from django.views.generic import TemplateView
+
+from apps.accounts import views
 
 app_name = "accounts"
 
@@ -14,14 +14,9 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path(
-        "api-keys/",
-        login_required(
-            TemplateView.as_view(
-                template_name="placeholder.html",
-                extra_context={"heading": "API keys", "empty_text": "No API keys yet."},
-            )
-        ),
-        name="api_keys",
-    ),
+    path("api-keys/", views.api_keys, name="api_keys"),
+    path("api-keys/new/", views.api_key_new, name="api_key_new"),
+    path("api-keys/<str:prefix>/", views.api_key_detail, name="api_key"),
+    path("api-keys/<str:prefix>/revoke/", views.api_key_revoke_confirm, name="api_key_revoke"),
+    path("api-keys/<str:prefix>/expiry/", views.api_key_expiry, name="api_key_expiry"),
 ]

@@ -1,20 +1,21 @@
 from __future__ import annotations
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Outcome(models.TextChoices):
-    SUCCESS = "success", "Success"
-    DENIED = "denied", "Denied"
-    FAILED = "failed", "Failed"
+    SUCCESS = "success", _("Success")
+    DENIED = "denied", _("Denied")
+    FAILED = "failed", _("Failed")
 
 
 class ActorType(models.TextChoices):
-    USER = "user", "Dashboard user"
-    API_KEY = "api_key", "API key"
-    SUBJECT = "subject", "Subject (privacy portal)"
-    SYSTEM = "system", "System"
-    ANONYMOUS = "anonymous", "Anonymous"
+    USER = "user", _("Dashboard user")
+    API_KEY = "api_key", _("API key")
+    SUBJECT = "subject", _("Subject (privacy portal)")
+    SYSTEM = "system", _("System")
+    ANONYMOUS = "anonymous", _("Anonymous")
 
 
 class AuditEvent(models.Model):
@@ -45,9 +46,16 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["id"]
+        # The audit viewer lists newest first (by id) under one equality filter at a time:
+        # each filter's index ends in the id, so a page and its capped count read one index
+        # range. Built concurrently (migration 0005): the table is large and always written.
         indexes = [
             models.Index(fields=["namespace_id", "-id"], name="audit_by_namespace"),
-            models.Index(fields=["subject_id"], name="audit_by_subject"),
+            models.Index(fields=["subject_id", "id"], name="audit_by_subject_newest"),
+            models.Index(fields=["action", "id"], name="audit_by_action"),
+            models.Index(fields=["actor_name", "id"], name="audit_by_actor"),
+            models.Index(fields=["outcome", "id"], name="audit_by_outcome"),
+            models.Index(fields=["created_at", "id"], name="audit_by_time"),
         ]
 
     def __str__(self) -> str:
@@ -68,3 +76,55 @@ class ChainHead(models.Model):
 
     def __str__(self) -> str:
         return f"head at event {self.last_id}"
+
+
+class VerificationStatus(models.TextChoices):
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Intact")
+    FAILED = "failed", _("Could not finish")
+    BROKEN = "broken", _("Broken")
+
+
+class ChainVerification(models.Model):
+    """One walk of the hash chain (hourly on beat, or "verify now"), with its result.
+
+    `through_event_id` is the newest event known intact after this walk: a walk that starts
+    from an earlier walk's last event (incremental) carries that event forward, so it always
+    reads "the chain is verified through event #N". A broken walk names the first broken
+    link; `through_*` then stops just before it. `to_check` and `checked` are the progress.
+    """
+
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(
+        max_length=16, choices=VerificationStatus.choices, default=VerificationStatus.RUNNING
+    )
+    requested_by = models.CharField(max_length=200)  # "beat" or "user:<name>"
+    full = models.BooleanField(default=False)  # from the genesis (else from the last walk's end)
+    from_event_id = models.BigIntegerField(null=True, blank=True)  # the anchor (incremental)
+    to_check = models.BigIntegerField(default=0)
+    checked = models.BigIntegerField(default=0)
+    through_event_id = models.BigIntegerField(null=True, blank=True)
+    through_at = models.DateTimeField(null=True, blank=True)
+    through_hash = models.CharField(max_length=64, blank=True)
+    broken_event_id = models.BigIntegerField(null=True, blank=True)
+    broken_reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["-finished_at", "-id"], name="verification_newest"),
+        ]
+
+    def __str__(self) -> str:
+        return f"verification {self.pk} {self.status}"
+
+    @property
+    def finished(self) -> bool:
+        return self.finished_at is not None
+
+    @property
+    def percent(self) -> int:
+        if self.finished:
+            return 100
+        return min(round(100 * self.checked / self.to_check), 99) if self.to_check else 0

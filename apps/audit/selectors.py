@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from apps.audit import chain
-from apps.audit.models import AuditEvent, ChainHead
+from apps.audit.models import AuditEvent, ChainHead, ChainVerification, VerificationStatus
 from apps.audit.services import event_as_chain_fields
 
 
@@ -64,3 +64,27 @@ def audit_chain_verify() -> tuple[int, chain.BrokenLink | None]:
             head[0], "the chain head points at an event that is missing or altered (log truncated)"
         )
     return checked, None
+
+
+def chain_status_latest() -> ChainVerification | None:
+    """The newest finished walk of the chain (intact, broken, or unable to finish), or None
+    before the first. Its `through_event_id`/`through_at` say how far the chain is known
+    intact; a broken one names its first broken link. One indexed query."""
+    return (
+        ChainVerification.objects.filter(finished_at__isnull=False)
+        .order_by("-finished_at", "-id")
+        .first()
+    )
+
+
+def chain_verification_get(*, verification_id: int) -> ChainVerification | None:
+    """One walk of the chain, running or finished. Global (the chain spans every namespace):
+    the caller has checked that the user may see the chain's state."""
+    return ChainVerification.objects.filter(pk=verification_id).first()
+
+
+def chain_verification_running() -> ChainVerification | None:
+    """The newest verification still walking the chain, if any."""
+    return (
+        ChainVerification.objects.filter(status=VerificationStatus.RUNNING).order_by("-id").first()
+    )

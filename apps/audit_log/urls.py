@@ -1,18 +1,17 @@
-from django.contrib.auth.decorators import login_required
 from django.urls import path
-from django.views.generic import TemplateView
+
+from apps.audit_log import views
 
 app_name = "audit"
 
 urlpatterns = [
+    path("audit/", views.audit_log, name="log"),
+    path("audit/export.jsonl", views.audit_export, name="export"),
+    path("audit/verify/", views.chain_verify, name="verify"),
     path(
-        "audit/",
-        login_required(
-            TemplateView.as_view(
-                template_name="placeholder.html",
-                extra_context={"heading": "Audit log", "empty_text": "No audit events yet."},
-            )
-        ),
-        name="log",
+        "audit/verifications/<int:verification_id>/",
+        views.chain_verification,
+        name="verification",
     ),
+    path("audit/<int:event_id>/", views.audit_event, name="event"),
 ]

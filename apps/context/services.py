@@ -130,6 +130,8 @@ def context_assemble(
         subject=gathered.subject,
         memory_ids=served,
         purpose=purpose,
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        tokens=result.total_tokens,
     )
     texts = turn_texts | {
         (name, item.key): item.text for name, group in gathered.candidates.items() for item in group

@@ -5,6 +5,7 @@ from django.utils.translation import gettext_lazy as _
 
 from apps.memories.models import Kind
 from apps.memories.services import BULK_ACTIONS
+from apps.namespaces.models import MembershipRole, Namespace
 
 REASON = forms.CharField(
     label=_("Reason"), max_length=200, widget=forms.TextInput(attrs={"autocomplete": "off"})
@@ -59,3 +60,80 @@ class EraseForm(forms.Form):
         max_length=255,
         widget=forms.TextInput(attrs={"autocomplete": "off"}),
     )
+
+
+SETTINGS_FIELDS = [
+    "name",
+    "description",
+    "pii_policy",
+    "retention_days",
+    "max_memories_per_subject",
+    "recency_half_life_days",
+    "summarize_after_days",
+    "keep_turns_when_paused",
+    "review_below",
+]
+
+
+class NamespaceSettingsForm(forms.ModelForm):
+    """A namespace's policies. Posted once to preview what the change would do, then again
+    (with `confirm`) to save it."""
+
+    class Meta:
+        model = Namespace
+        fields = SETTINGS_FIELDS
+        labels = {
+            "name": _("Name"),
+            "description": _("Description"),
+            "pii_policy": _("PII policy"),
+            "retention_days": _("Retention (days)"),
+            "max_memories_per_subject": _("Cap per subject (memories)"),
+            "recency_half_life_days": _("Recency half-life (days)"),
+            "summarize_after_days": _("Summarize episodes after (days)"),
+            "keep_turns_when_paused": _("Keep turns when capture is paused"),
+            "review_below": _("Review threshold (confidence)"),
+        }
+        help_texts = {
+            "pii_policy": _("What happens to writes that contain personal data."),
+            "retention_days": _("Archive memories older than this (empty: keep)."),
+            "max_memories_per_subject": _(
+                "Archive a subject's least valuable memories beyond this."
+            ),
+            "recency_half_life_days": _(
+                "Recall favours recent memories: weight halves every N days."
+            ),
+            "summarize_after_days": _("Replace old episodic memories by a summary (empty: never)."),
+            "keep_turns_when_paused": _("Keep a paused subject's turns for the session buffer."),
+            "review_below": _(
+                "Facts less certain than this wait for review (empty: the server's default)."
+            ),
+        }
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+    def changes(self, namespace: Namespace) -> dict[str, object]:
+        """The fields whose value differs from the namespace's."""
+        return {
+            name: value
+            for name, value in self.cleaned_data.items()
+            if getattr(namespace, name) != value
+        }
+
+
+class NamespaceCreateForm(forms.Form):
+    slug = forms.SlugField(label=_("Slug"), max_length=64)
+    name = forms.CharField(label=_("Name"), max_length=200, required=False)
+
+
+class MemberAddForm(forms.Form):
+    """An existing user, by name, with a role."""
+
+    username = forms.CharField(label=_("User name"), max_length=150)
+    role = forms.ChoiceField(label=_("Role"), choices=MembershipRole.choices)
+
+
+class MemberInviteForm(forms.Form):
+    """A new user, invited with a one-time link to set their password."""
+
+    username = forms.CharField(label=_("New user's name"), max_length=150)
+    email = forms.EmailField(label=_("Email"), required=False)
+    role = forms.ChoiceField(label=_("Role"), choices=MembershipRole.choices)

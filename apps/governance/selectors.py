@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
@@ -294,7 +293,7 @@ def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:
     current = base.filter(valid_to__isnull=True, status=Status.ACTIVE)
     pending = list(base.filter(status=Status.PENDING_REVIEW)[:REVIEW_SECTION_LIMIT])
     low = list(
-        _unreviewed(current.filter(confidence__lt=settings.MEMORYHUB_REVIEW_BELOW))[
+        _unreviewed(current.filter(confidence__lt=namespace.review_threshold))[
             :REVIEW_SECTION_LIMIT
         ]
     )

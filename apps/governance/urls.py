@@ -1,11 +1,28 @@
-from django.urls import path
+from django.contrib.auth import views as auth_views
+from django.urls import path, reverse_lazy
 
 from apps.governance import views
 
 app_name = "governance"
 
 urlpatterns = [
+    path("", views.overview, name="overview"),
+    path("n/<slug:slug>/", views.overview, name="namespace_overview"),
     path("memories/", views.namespace_pick, name="pick"),
+    path("namespaces/", views.namespace_list, name="namespaces"),
+    path("n/<slug:slug>/settings/", views.namespace_settings, name="namespace_settings"),
+    path("n/<slug:slug>/members/", views.members, name="members"),
+    path("n/<slug:slug>/members/change/", views.member_change, name="member_change"),
+    # An invited user's one-time link: Django's password-reset token, void once used.
+    path(
+        "accounts/set-password/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            template_name="governance/set_password.html",
+            success_url=reverse_lazy("accounts:login"),
+            post_reset_login=False,
+        ),
+        name="set_password",
+    ),
     path("n/<slug:slug>/memories/", views.explorer, name="explorer"),
     path("n/<slug:slug>/memories/bulk/", views.bulk, name="bulk"),
     path("n/<slug:slug>/memories/purge/", views.purge, name="purge"),

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -42,6 +42,13 @@ class Namespace(models.Model):
         validators=[MinValueValidator(1)],
         help_text="Summarize episodic memories older than this many days into one (none: never).",
     )
+    review_below = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="A fact less certain than this waits for a person's review (none: the "
+        "server's MEMORYHUB_REVIEW_BELOW).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -50,6 +57,13 @@ class Namespace(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    @property
+    def review_threshold(self) -> float:
+        """The confidence below which a fact goes to the review queue."""
+        if self.review_below is not None:
+            return self.review_below
+        return float(settings.MEMORYHUB_REVIEW_BELOW)
 
 
 class MembershipRole(models.TextChoices):

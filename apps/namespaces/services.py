@@ -21,6 +21,7 @@ _UPDATABLE = (
     "recency_half_life_days",
     "keep_turns_when_paused",
     "summarize_after_days",
+    "review_below",
 )
 
 
@@ -82,10 +83,28 @@ def namespace_update(*, actor: Actor, namespace: Namespace, **changes: Any) -> N
     return namespace
 
 
+def _refuse_losing_the_last_owner(namespace: Namespace, user: User) -> None:
+    """A namespace keeps at least one owner: its last one can be neither removed nor made
+    an editor or viewer. Called under the namespace's row lock."""
+    owners = Membership.objects.filter(namespace=namespace, role=MembershipRole.OWNER)
+    if owners.filter(user=user).exists() and owners.count() == 1:
+        raise ApplicationError(
+            "A namespace keeps at least one owner: make another member owner first.",
+            code="conflict",
+            status_code=409,
+            details={"user": ["last owner"]},
+        )
+
+
 def membership_set(*, actor: Actor, namespace: Namespace, user: User, role: str) -> Membership:
+    """Add `user` to the namespace with `role`, or change their role. The last owner cannot
+    be demoted."""
     if role not in MembershipRole.values:
         raise ApplicationError("Unknown role.", details={"role": role})
     with transaction.atomic():
+        Namespace.objects.select_for_update().filter(pk=namespace.pk).first()
+        if role != MembershipRole.OWNER:
+            _refuse_losing_the_last_owner(namespace, user)
         membership, created = Membership.objects.update_or_create(
             user=user, namespace=namespace, defaults={"role": role}
         )
@@ -101,7 +120,10 @@ def membership_set(*, actor: Actor, namespace: Namespace, user: User, role: str)
 
 
 def membership_remove(*, actor: Actor, namespace: Namespace, user: User) -> None:
+    """Take `user` out of the namespace. The last owner cannot be removed."""
     with transaction.atomic():
+        Namespace.objects.select_for_update().filter(pk=namespace.pk).first()
+        _refuse_losing_the_last_owner(namespace, user)
         removed, _ = Membership.objects.filter(user=user, namespace=namespace).delete()
         audit_record(
             actor=actor,
@@ -134,3 +156,35 @@ def namespace_delete(*, actor: Actor, namespace: Namespace) -> dict[str, int]:
             details={**counts, "slug": slug},
         )
     return counts
+
+
+def user_invite(
+    *, actor: Actor, namespace: Namespace, username: str, email: str, role: str
+) -> User:
+    """Create a dashboard user without a password and make them a member with `role`; they
+    set their password through a one-time link (the caller makes it: Django's password-reset
+    token, which stops working once the password is set). Audited without the link."""
+    if role not in MembershipRole.values:
+        raise ApplicationError("Unknown role.", details={"role": role})
+    username = username.strip()
+    if not username:
+        raise ApplicationError("Give a user name.", details={"username": ["required"]})
+    with transaction.atomic():
+        if User.objects.filter(username__iexact=username).exists():
+            raise ApplicationError(
+                "A user with that name exists already: add them instead.",
+                code="conflict",
+                status_code=409,
+                details={"username": ["taken"]},
+            )
+        user = User.objects.create_user(username=username, email=email.strip(), password=None)
+        Membership.objects.create(user=user, namespace=namespace, role=role)
+        audit_record(
+            actor=actor,
+            action="user.invite",
+            namespace=namespace,
+            object_type="user",
+            object_id=str(user.pk),
+            details={"role": role},
+        )
+    return user

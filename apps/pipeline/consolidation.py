@@ -1,7 +1,7 @@
 """Consolidation: each extracted fact is added, merged into a near-duplicate, a no-op, or
 supersedes the fact of its slot (kept as history); a negation or a change ends the current
-facts it names (kept as history too); a fact less certain than MEMORYHUB_REVIEW_BELOW waits
-in the review queue instead. Every decision goes to the log."""
+facts it names (kept as history too); a fact less certain than the namespace's review
+threshold waits in the review queue instead. Every decision goes to the log."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -148,7 +147,7 @@ def consolidate_and_store(
         )
     )
     pending: list[_Pending] = []
-    review_below = settings.MEMORYHUB_REVIEW_BELOW
+    review_below = namespace.review_threshold
     texts: dict[Any, str] = {}
 
     def opened(memory: Memory) -> str:

@@ -32,6 +32,10 @@ class RecallLog(models.Model):
     actor_id = models.CharField(max_length=64, blank=True)
     request_id = models.CharField(max_length=64, blank=True)
     memory_ids = ArrayField(models.UUIDField(), default=list)
+    # How long the request took on the server (recall, or the whole context assembly), and
+    # the tokens a context assembly served: figures for the overview, no content.
+    duration_ms = models.FloatField(null=True, blank=True)
+    tokens = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -39,7 +43,9 @@ class RecallLog(models.Model):
         db_table = "memories_recalllog"
         ordering = ["-created_at"]
         indexes = [
-            models.Index(fields=["namespace", "subject", "-created_at"], name="recall_by_subject")
+            models.Index(fields=["namespace", "subject", "-created_at"], name="recall_by_subject"),
+            # The overview's per-day figures of a namespace.
+            models.Index(fields=["namespace", "created_at"], name="recall_by_day"),
         ]
 
     def __str__(self) -> str:

@@ -195,6 +195,7 @@ def recall_memories(
             subject=subject,
             memory_ids=[h.memory.id for h in hits],
             purpose=purpose,
+            duration_ms=round(_ms(started), 3),
         ).id
     timings["fetch"] = _ms(mark)
     timings["total"] = _ms(started)

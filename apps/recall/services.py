@@ -17,6 +17,8 @@ def recall_log_create(
     subject: Subject | None,
     memory_ids: list[uuid.UUID],
     purpose: str,
+    duration_ms: float | None = None,
+    tokens: int | None = None,
 ) -> RecallLog:
     """Record which memories were served to whom (ids only; no query, no content). Not an
     audit event: reads are accounted here, at the memory level, erased with the subject."""
@@ -28,4 +30,6 @@ def recall_log_create(
         actor_id=actor.id,
         request_id=actor.request_id,
         memory_ids=memory_ids,
+        duration_ms=duration_ms,
+        tokens=tokens,
     )

@@ -51,6 +51,13 @@ def job(cast: Cast) -> str:
 
 
 CALLS = [
+    Call("namespace_overview", "get", "viewer", _url("namespace_overview")),
+    Call("namespace_settings", "get", "owner", _url("namespace_settings")),
+    Call("namespace_settings", "post", "owner", _url("namespace_settings"),
+         lambda c: {"name": "Acme", "pii_policy": "allow", "recency_half_life_days": "90"}),
+    Call("members", "get", "owner", _url("members")),
+    Call("member_change", "post", "owner", _url("member_change"),
+         lambda c: {"action": "role", "user": str(c.users["vera"].pk), "role": "viewer"}),
     Call("explorer", "get", "viewer", _url("explorer")),
     Call("explorer", "post", "viewer", _url("explorer"), lambda c: {"q": "tea"}),
     Call("bulk", "post", "editor", _url("bulk"),

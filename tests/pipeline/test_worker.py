@@ -15,9 +15,9 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
-from kombu import pools as kombu_pools
 from django.conf import settings
 from django.db import connection
+from kombu import pools as kombu_pools
 
 from apps.memories.models import Memory
 from apps.pipeline.models import Job, Message

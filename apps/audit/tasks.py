@@ -1,0 +1,59 @@
+"""The audit chain's verification on a worker: hourly on beat (settings'
+CELERY_BEAT_SCHEDULE["audit-chain-verify"]) and for "verify now". Tasks take ids and call
+the services; without a broker the work runs in this process after the commit."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, cast
+
+from celery import shared_task
+from django.conf import settings
+from django.db import OperationalError, transaction
+from kombu.exceptions import OperationalError as BrokerError
+
+from apps.audit.services import (
+    chain_verification_execute,
+    chain_verification_fail,
+    chain_verification_start,
+)
+
+if TYPE_CHECKING:
+    from celery.contrib.django.task import DjangoTask
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(bind=True, name="audit.chain_verify", max_retries=5)
+def chain_verify(task: Any, verification_id: int | None = None, full: bool = False) -> int | None:
+    """Walk the chain: the given running verification, or (beat) a new one. A lost database
+    connection retries the same verification with backoff; after the last retry it is marked
+    as unable to finish. Idempotent: a finished or missing verification is left alone."""
+    if verification_id is None:
+        verification_id = chain_verification_start(requested_by="beat", full=full).pk
+    try:
+        verification = chain_verification_execute(verification_id=verification_id)
+    except OperationalError as error:
+        if task.request.retries >= task.max_retries:
+            chain_verification_fail(verification_id=verification_id, reason=type(error).__name__)
+            raise
+        raise task.retry(
+            exc=error,
+            kwargs={"verification_id": verification_id, "full": full},
+            countdown=min(10 * 2**task.request.retries, 600),
+        ) from error
+    return verification.pk if verification else None
+
+
+def chain_verification_enqueue(verification_id: int) -> None:
+    """Walk the verification after the enclosing transaction commits: on a worker, or
+    without a broker in this process. If the broker cannot take it, it is marked as unable
+    to finish (a running row that nothing runs would poll for ever)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        transaction.on_commit(lambda: chain_verification_execute(verification_id=verification_id))
+        return
+    try:
+        cast("DjangoTask[[int], int | None]", chain_verify).delay_on_commit(verification_id)
+    except BrokerError:
+        logger.warning("Could not queue chain verification %s.", verification_id)
+        chain_verification_fail(verification_id=verification_id, reason="the task queue is down")

@@ -1,0 +1,198 @@
+"""Reads of the audit viewer, always within what the viewer may see.
+
+Who sees what: a superuser every event; a namespace's owner the events of the namespaces
+they own (events without a namespace are the superusers'); anyone else none. The chain's
+state (verifications) spans every namespace: superusers only."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
+
+from apps.audit import chain
+from apps.audit.models import AuditEvent
+from apps.audit.services import event_as_chain_fields
+from apps.namespaces.models import MembershipRole, Namespace
+from apps.namespaces.selectors import namespaces_for_user
+
+# Counting every match of a filter over a million events is a scan; the count stops here
+# ("more than 10,000"), which an index range answers in a few milliseconds.
+COUNT_CAP = 10_000
+EXPORT_BATCH = 2000
+# Events are appended in id order under the chain head's lock, each dated when it takes the
+# lock, so times rise with ids, give or take the clock skew between web servers. A time
+# range is narrowed to an id range with this much slack (audit_ids_for_time_range).
+CLOCK_SLACK = timedelta(minutes=10)
+
+
+@dataclass(frozen=True)
+class AuditScope:
+    everything: bool  # a superuser
+    namespaces: dict[str, int]  # slug -> id: those the viewer may filter by (all, or owned)
+
+    @property
+    def any(self) -> bool:
+        return self.everything or bool(self.namespaces)
+
+
+def audit_scope_for(user: User) -> AuditScope:
+    """What `user` may read of the audit log (one query)."""
+    owned = namespaces_for_user(user, min_role=MembershipRole.OWNER).values_list("slug", "pk")
+    return AuditScope(everything=user.is_superuser, namespaces=dict(owned))
+
+
+def audit_scope_namespace(scope: AuditScope, slug: str) -> Namespace | None:
+    """A namespace of the scope by slug (None outside it)."""
+    if slug not in scope.namespaces:
+        return None
+    return Namespace.objects.filter(pk=scope.namespaces[slug]).first()
+
+
+def audit_events_visible(scope: AuditScope) -> QuerySet[AuditEvent]:
+    if scope.everything:
+        return AuditEvent.objects.all()
+    if not scope.namespaces:
+        return AuditEvent.objects.none()
+    return AuditEvent.objects.filter(namespace_id__in=sorted(scope.namespaces.values()))
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    events: list[AuditEvent]
+    total: int  # exact up to COUNT_CAP
+    capped: bool  # more than COUNT_CAP match
+    start: int  # the number of the first row (1-based); 0 on an empty page
+    end: int
+    next_cursor: str | None
+    previous_cursor: str | None
+
+
+def _cursor(event_id: int, start: int) -> str:
+    return base64.urlsafe_b64encode(f"{event_id}|{start}".encode()).decode().rstrip("=")
+
+
+def _parse_cursor(cursor: str) -> tuple[int, int] | None:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        event_id, start = raw.split("|")
+        return int(event_id), max(int(start), 1)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def audit_page(
+    *, events: QuerySet[AuditEvent], size: int, after: str = "", before: str = ""
+) -> AuditPage:
+    """A page of `events`, newest first, by keyset on the id: `after` a cursor is the next
+    page, `before` one the previous; a cursor that does not parse is the first page. The
+    count is exact up to COUNT_CAP (a LIMITed subquery), else reported as capped."""
+    total = events.order_by()[: COUNT_CAP + 1].count()
+    ordered, page_start, going_back = events.order_by("-id"), 1, False
+    if after and (mark := _parse_cursor(after)):
+        ordered, page_start = ordered.filter(id__lt=mark[0]), mark[1]
+    elif before and (mark := _parse_cursor(before)):
+        ordered, page_start = events.order_by("id").filter(id__gt=mark[0]), mark[1]
+        going_back = True
+    chunk = list(ordered[: size + 1])
+    more = len(chunk) > size
+    chunk = chunk[:size]
+    if going_back:
+        chunk.reverse()
+    start = page_start if chunk else 0
+    end = start + len(chunk) - 1 if chunk else 0
+    has_next = more if not going_back else True
+    has_previous = page_start > 1 and (more if going_back else True)
+    return AuditPage(
+        events=chunk,
+        total=min(total, COUNT_CAP),
+        capped=total > COUNT_CAP,
+        start=start,
+        end=end,
+        next_cursor=_cursor(chunk[-1].pk, end + 1) if chunk and has_next else None,
+        previous_cursor=_cursor(chunk[0].pk, max(start - size, 1))
+        if chunk and has_previous
+        else None,
+    )
+
+
+@dataclass(frozen=True)
+class EventView:
+    event: AuditEvent
+    details: str  # indented JSON
+    hash_matches: bool  # its stored hash is the hash of its fields
+    previous_id: int | None  # the neighbours the viewer may see
+    next_id: int | None
+
+
+def audit_event_view(*, scope: AuditScope, event_id: int) -> EventView | None:
+    """One event the viewer may see, with its neighbours in their scope; None otherwise."""
+    visible = audit_events_visible(scope)
+    event = visible.filter(pk=event_id).first()
+    if event is None:
+        return None
+    return EventView(
+        event=event,
+        details=json.dumps(event.details, indent=2, ensure_ascii=False, sort_keys=True),
+        hash_matches=chain.link_hash(event_as_chain_fields(event)) == event.hash,
+        previous_id=visible.filter(id__lt=event.pk)
+        .order_by("-id")
+        .values_list("id", flat=True)
+        .first(),
+        next_id=visible.filter(id__gt=event.pk).order_by("id").values_list("id", flat=True).first(),
+    )
+
+
+def audit_newest_id() -> int:
+    return AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def audit_export_lines(*, events: QuerySet[AuditEvent], through_id: int) -> Iterator[str]:
+    """`events` up to `through_id` in chain order (oldest first), one JSON object a line with
+    every field the hash covers (as the chain hashes them), `prev_hash` and `hash`: a line's
+    hash can be recomputed from the line alone. Read in keyset batches (no long cursor)."""
+    last = 0
+    while True:
+        batch = list(events.filter(id__gt=last, id__lte=through_id).order_by("id")[:EXPORT_BATCH])
+        if not batch:
+            return
+        yield "".join(
+            json.dumps(event_as_chain_fields(event), ensure_ascii=False, default=str) + "\n"
+            for event in batch
+        )
+        last = batch[-1].pk
+
+
+def audit_ids_for_time_range(
+    *, since: datetime | None, until: datetime | None
+) -> tuple[int | None, int | None]:
+    """Ids outside which no event of [since, until) can lie: (above, below), each None when
+    there is no bound. Without them a range in the past, listed newest first by id, walks
+    the id index back through every newer event; with them it starts at the range.
+
+    Any event dated more than CLOCK_SLACK before `since` bounds the ids from below (an event
+    with a smaller id is at most CLOCK_SLACK newer than it, so before `since`); the latest
+    such, by the time index, is the tightest. Likewise any event CLOCK_SLACK after `until`
+    bounds them from above. Two index probes; the exact time filter still applies."""
+    by_time = AuditEvent.objects.order_by()
+    above = below = None
+    if since is not None:
+        above = (
+            by_time.filter(created_at__lt=since - CLOCK_SLACK)
+            .order_by("-created_at", "-id")
+            .values_list("id", flat=True)
+            .first()
+        )
+    if until is not None:
+        below = (
+            by_time.filter(created_at__gte=until + CLOCK_SLACK)
+            .order_by("created_at", "id")
+            .values_list("id", flat=True)
+            .first()
+        )
+    return above, below

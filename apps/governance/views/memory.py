@@ -1,0 +1,231 @@
+"""A memory: its detail, edits and actions; the review queue."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from apps.governance import selectors
+from apps.governance.forms import (
+    MemoryEditForm,
+)
+from apps.governance.services import content_read_record
+from apps.governance.views.access import (
+    ACTION_LABELS,
+    EDITOR,
+    DashboardRequest,
+    actor_of,
+    back_to,
+    memory_for,
+    namespace_for_request,
+    page_context,
+)
+from apps.memories.services import (
+    memory_approve,
+    memory_archive,
+    memory_delete,
+    memory_merge,
+    memory_restore,
+    memory_supersede_rollback,
+    memory_update,
+)
+from memoryhub.exceptions import ApplicationError
+
+# --- A memory ------------------------------------------------------------------------------
+
+
+@login_required
+def memory_detail(request: DashboardRequest, slug: str, memory_id: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug)
+    memory = memory_for(namespace, memory_id)
+    story = selectors.memory_story(namespace=namespace, memory=memory)
+    content_read_record(
+        actor=actor_of(request),
+        namespace=namespace,
+        what="memory",
+        memory_ids=[memory.pk],
+        subject_id=memory.subject_id,
+    )
+    return render(
+        request,
+        "governance/memory.html",
+        page_context(
+            request,
+            namespace,
+            story=story,
+            memory=memory,
+            metadata=json.dumps(memory.metadata, indent=2, ensure_ascii=False, sort_keys=True),
+            source=json.dumps(memory.source, indent=2, ensure_ascii=False, sort_keys=True),
+        ),
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_edit(request: DashboardRequest, slug: str, memory_id: str) -> HttpResponse:
+    """A new version with a required reason; kind, tags and importance too."""
+    namespace = namespace_for_request(request, slug, EDITOR)
+    memory = memory_for(namespace, memory_id)
+    story = selectors.memory_story(namespace=namespace, memory=memory, recall_limit=0)
+    form = MemoryEditForm(
+        request.POST or None,
+        initial={
+            "content": story.content,
+            "kind": memory.kind,
+            "tags": ", ".join(memory.tags),
+            "importance": memory.importance,
+        },
+    )
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            memory_update(
+                actor=actor_of(request),
+                memory=memory,
+                content=data["content"],
+                reason=data["reason"],
+                kind=data["kind"],
+                tags=data["tags"],
+                importance=data["importance"],
+            )
+        except ApplicationError as error:
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, _("Saved."))
+            return redirect("governance:memory", slug=slug, memory_id=memory.pk)
+    if request.method == "GET":
+        content_read_record(
+            actor=actor_of(request),
+            namespace=namespace,
+            what="memory_edit",
+            memory_ids=[memory.pk],
+            subject_id=memory.subject_id,
+        )
+    return render(
+        request,
+        "governance/memory_edit.html",
+        page_context(request, namespace, memory=memory, form=form),
+    )
+
+
+MEMORY_ACTIONS = {
+    "approve": memory_approve,
+    "archive": memory_archive,
+    "restore": memory_restore,
+    "rollback": memory_supersede_rollback,
+}
+
+
+@login_required
+@require_POST
+def memory_action(request: DashboardRequest, slug: str, memory_id: str) -> HttpResponse:
+    """Approve, archive (with an undo), restore, or roll back a supersede."""
+    namespace = namespace_for_request(request, slug, EDITOR)
+    memory = memory_for(namespace, memory_id)
+    name = request.POST.get("action", "")
+    action = MEMORY_ACTIONS.get(name)
+    detail = reverse("governance:memory", kwargs={"slug": slug, "memory_id": memory.pk})
+    if action is None:
+        messages.error(request, _("Unknown action."))
+        return back_to(request, detail)
+    try:
+        action(actor=actor_of(request), memory=memory)
+    except ApplicationError as error:
+        messages.error(request, error.message)
+        return back_to(request, detail)
+    if request.htmx and request.POST.get("from") == "review":
+        return render(
+            request,
+            "governance/review.html#done",
+            page_context(
+                request, namespace, done_action=name, done_label=ACTION_LABELS[name], memory=memory
+            ),
+        )
+    messages.success(request, _("Done: %(action)s.") % {"action": ACTION_LABELS[name]})
+    return back_to(request, detail)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def memory_remove(request: DashboardRequest, slug: str, memory_id: str) -> HttpResponse:
+    """Delete one memory, after a confirmation that names it."""
+    namespace = namespace_for_request(request, slug, EDITOR)
+    memory = memory_for(namespace, memory_id)
+    if request.method == "POST":
+        memory_delete(actor=actor_of(request), memory=memory)
+        messages.success(request, _("Memory %(id)s deleted.") % {"id": memory.pk})
+        return redirect("governance:explorer", slug=slug)
+    story = selectors.memory_story(namespace=namespace, memory=memory, recall_limit=0)
+    content_read_record(
+        actor=actor_of(request),
+        namespace=namespace,
+        what="memory_delete",
+        memory_ids=[memory.pk],
+        subject_id=memory.subject_id,
+    )
+    return render(
+        request,
+        "governance/memory_delete.html",
+        page_context(request, namespace, memory=memory, content=story.content),
+    )
+
+
+# --- Review queue --------------------------------------------------------------------------
+
+
+@login_required
+def review(request: DashboardRequest, slug: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug)
+    queue = selectors.review_queue(namespace=namespace)
+    shown = {item.row.memory.pk for items in queue.values() for item in items} | {
+        item.other.memory.pk for item in queue["duplicate"] if item.other
+    }
+    content_read_record(
+        actor=actor_of(request), namespace=namespace, what="review", memory_ids=shown
+    )
+    return render(
+        request,
+        "governance/review.html",
+        page_context(
+            request,
+            namespace,
+            queue=queue,
+            total=sum(len(items) for items in queue.values()),
+        ),
+    )
+
+
+@login_required
+@require_POST
+def review_merge(request: DashboardRequest, slug: str) -> HttpResponse:
+    """Merge a duplicate pair: `keep` stays; `other` is superseded by it, linked."""
+    namespace = namespace_for_request(request, slug, EDITOR)
+    keep = memory_for(namespace, request.POST.get("keep", ""))
+    other = memory_for(namespace, request.POST.get("other", ""))
+    queue_url = reverse("governance:review", kwargs={"slug": slug})
+    try:
+        memory_merge(actor=actor_of(request), keep=keep, other=other)
+    except ApplicationError as error:
+        messages.error(request, error.message)
+        return back_to(request, queue_url)
+    if request.htmx:
+        return render(
+            request,
+            "governance/review.html#done",
+            page_context(
+                request,
+                namespace,
+                done_action="merge",
+                done_label=ACTION_LABELS["merge"],
+                memory=keep,
+            ),
+        )
+    messages.success(request, _("Merged."))
+    return back_to(request, queue_url)
