@@ -21,6 +21,8 @@ from apps.namespaces.services import namespace_create
 from tests.embedder import DeterministicEmbedder
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# The browser tests' fixtures (browser, context) and helpers.
+pytest_plugins = ["tests.browser"]
 REDIS_TEST_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 
 

@@ -4,6 +4,7 @@ from typing import Any, cast
 
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 
 from apps.context.assembly import PLACEMENTS
 from apps.context.services import STRATEGIES
@@ -13,24 +14,34 @@ from apps.tokens.tokenizers import model_table
 class PlaygroundForm(forms.Form):
     """The playground's inputs: posted, or loaded from a saved set-up's link."""
 
-    namespace = forms.ChoiceField()
-    subject = forms.CharField(max_length=255, required=False)
-    session = forms.CharField(max_length=200, required=False)
+    namespace = forms.ChoiceField(
+        label=_("Namespace"),
+    )
+    subject = forms.CharField(label=_("Subject"), max_length=255, required=False)
+    session = forms.CharField(label=_("Session"), max_length=200, required=False)
     query = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
-    model = forms.ChoiceField()
-    max_context_tokens = forms.IntegerField(min_value=1, required=False, label="Context window")
-    reserve_tokens = forms.IntegerField(min_value=0, initial=1024, label="Reserve for the answer")
-    strategy = forms.ChoiceField(choices=[(s, s) for s in STRATEGIES], initial="summary_buffer")
+    model = forms.ChoiceField(
+        label=_("Model"),
+    )
+    max_context_tokens = forms.IntegerField(min_value=1, required=False, label=_("Context window"))
+    reserve_tokens = forms.IntegerField(
+        min_value=0, initial=1024, label=_("Reserve for the answer")
+    )
+    strategy = forms.ChoiceField(
+        label=_("Strategy"), choices=[(s, s) for s in STRATEGIES], initial="summary_buffer"
+    )
     system_prompt = forms.CharField(
         max_length=32_000, required=False, widget=forms.Textarea(attrs={"rows": 3})
     )
     recall_k = forms.IntegerField(
-        min_value=1, max_value=100, initial=20, label="Memories to recall"
+        min_value=1, max_value=100, initial=20, label=_("Memories to recall")
     )
-    window = forms.IntegerField(min_value=0, max_value=1000, initial=10, label="Window (turns)")
-    buffer_tokens = forms.IntegerField(min_value=0, initial=2000, label="Buffer (tokens)")
-    placement = forms.ChoiceField(choices=[(p, p) for p in PLACEMENTS], initial="edges")
-    compare = forms.BooleanField(required=False, label="Compare the four strategies")
+    window = forms.IntegerField(min_value=0, max_value=1000, initial=10, label=_("Window (turns)"))
+    buffer_tokens = forms.IntegerField(min_value=0, initial=2000, label=_("Buffer (tokens)"))
+    placement = forms.ChoiceField(
+        label=_("Placement"), choices=[(p, p) for p in PLACEMENTS], initial="edges"
+    )
+    compare = forms.BooleanField(required=False, label=_("Compare the four strategies"))
 
     def __init__(self, *args: Any, namespaces: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from django_htmx.middleware import HtmxDetails
 
 from apps.audit.actors import Actor
@@ -32,13 +33,13 @@ from memoryhub.exceptions import ApplicationError
 from memoryhub.row_security import namespace_wall
 
 SECTION_LABELS = {
-    "system": "System prompt",
-    "procedural": "Instructions",
-    "shared": "Shared memories",
-    "memories": "Recalled memories",
-    "summary": "Summary",
-    "turns": "Recent turns",
-    "query": "Query",
+    "system": _("System prompt"),
+    "procedural": _("Instructions"),
+    "shared": _("Shared memories"),
+    "memories": _("Recalled memories"),
+    "summary": _("Summary"),
+    "turns": _("Recent turns"),
+    "query": _("Query"),
 }
 
 

@@ -1,5 +1,6 @@
 from django.contrib.auth.decorators import login_required
 from django.urls import path
+from django.utils.translation import gettext_lazy as _
 from django.views.generic import TemplateView
 
 app_name = "evaluation"
@@ -10,7 +11,7 @@ urlpatterns = [
         login_required(
             TemplateView.as_view(
                 template_name="placeholder.html",
-                extra_context={"heading": "Quality", "empty_text": "No evaluation runs yet."},
+                extra_context={"heading": _("Quality"), "empty_text": _("No evaluation runs yet.")},
             )
         ),
         name="quality",

@@ -7,8 +7,7 @@ from __future__ import annotations
 import datetime
 import re
 import zoneinfo
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,10 +22,10 @@ from apps.accounts.selectors import RAW_KEY_PATTERN, api_keys_for_user
 from apps.accounts.services import api_key_create, api_key_revoke, api_key_set_expiry
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
-from apps.audit.selectors import audit_chain_verify
 from apps.namespaces.services import namespace_create
 from memoryhub.exceptions import ApplicationError
 from tests.accounts.key_cast import KeyCast, build_key_cast
+from tests.audit_events import no_event, one_event
 from tests.conftest import api_client
 from tests.scanning import columns_containing
 
@@ -245,28 +244,6 @@ def test_it_refuses_to_create_a_key_in_a_namespace_one_does_not_own(cast: KeyCas
 
 
 # --- Audit ----------------------------------------------------------------------------------
-
-
-@contextmanager
-def one_event(action: str) -> Iterator[list[AuditEvent]]:
-    """Asserts the block writes exactly one audit event, named `action`, and that the chain
-    still verifies; yields it."""
-    before = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    found: list[AuditEvent] = []
-    yield found
-    events = list(AuditEvent.objects.filter(id__gt=before))
-    assert [event.action for event in events] == [action]
-    found.extend(events)
-    checked, broken = audit_chain_verify()
-    assert broken is None
-    assert checked > 0
-
-
-@contextmanager
-def no_event() -> Iterator[None]:
-    before = AuditEvent.objects.count()
-    yield
-    assert AuditEvent.objects.count() == before
 
 
 # --- Creating: the raw key, once ------------------------------------------------------------

@@ -8,7 +8,6 @@ sees it, with passwords: these tests log in through the form."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,29 +15,13 @@ import pytest
 from apps.accounts.models import ApiKey
 from apps.accounts.selectors import RAW_KEY_PATTERN
 from tests.accounts.key_cast import KeyCast, build_key_cast
+from tests.browser import PASSWORD, TIMEOUT_MS, axe_problems, csp_refusals, log_in, watch_console
 from tests.conftest import api_client
-from tests.governance.conftest import PASSWORD
-from tests.governance.test_browser import (  # noqa: F401  (browser: a fixture)
-    TIMEOUT_MS,
-    axe_problems,
-    browser,
-    csp_refusals,
-    log_in,
-    watch_console,
-)
 
 
 @pytest.fixture
 def cast(transactional_db: None) -> KeyCast:
     return build_key_cast(password=PASSWORD)
-
-
-@pytest.fixture
-def context(browser: Any) -> Iterator[Any]:  # noqa: F811  (the imported fixture)
-    context = browser.new_context()
-    context.set_default_timeout(TIMEOUT_MS)
-    yield context
-    context.close()
 
 
 def _create_in_the_form(page: Any, base: str, name: str) -> str:
@@ -186,7 +169,7 @@ def test_it_shows_messages_in_a_list_axe_accepts(
 def test_it_shows_the_key_as_selectable_text_without_javascript(
     cast: KeyCast,
     live_server: Any,
-    browser: Any,  # noqa: F811  (the imported fixture)
+    browser: Any,
 ) -> None:
     base = live_server.url
     context = browser.new_context(java_script_enabled=False)

@@ -18,7 +18,6 @@ from apps.audit.services import audit_record
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import membership_set, namespace_create
 
-PASSWORD = "correct-horse-battery-1"
 ACTOR = Actor.system("tests")
 
 

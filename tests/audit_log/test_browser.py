@@ -13,15 +13,7 @@ from django.contrib.auth.models import User
 
 from apps.audit.models import AuditEvent
 from tests.audit_log.conftest import AuditCast, build_audit_cast
-from tests.governance.test_browser import (  # noqa: F401 (fixtures)
-    PASSWORD,
-    axe_problems,
-    browser,
-    context,
-    csp_refusals,
-    log_in,
-    watch_console,
-)
+from tests.browser import PASSWORD, axe_problems, csp_refusals, log_in, watch_console
 
 
 @pytest.fixture
@@ -33,7 +25,7 @@ def cast(transactional_db: None) -> AuditCast:
 def test_it_keeps_the_filters_in_the_address_across_a_reload(
     cast: AuditCast,
     live_server: Any,
-    context: Any,  # noqa: F811  (the imported fixture)
+    context: Any,
 ) -> None:
     base = live_server.url
     page = context.new_page()
@@ -61,7 +53,7 @@ def test_it_keeps_the_filters_in_the_address_across_a_reload(
 def test_it_verifies_the_chain_now_and_passes_axe_on_every_page(
     cast: AuditCast,
     live_server: Any,
-    context: Any,  # noqa: F811  (the imported fixture)
+    context: Any,
 ) -> None:
     base = live_server.url
     page = context.new_page()
@@ -100,7 +92,7 @@ def test_it_verifies_the_chain_now_and_passes_axe_on_every_page(
 def test_it_passes_axe_for_an_owner_and_for_a_member_without_audit_access(
     cast: AuditCast,
     live_server: Any,
-    context: Any,  # noqa: F811  (the imported fixture)
+    context: Any,
 ) -> None:
     base = live_server.url
     page = context.new_page()

@@ -3,10 +3,6 @@ switch strategy, compare; and the same form without JavaScript."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
-
 import pytest
 from django.contrib.auth.models import User
 
@@ -14,33 +10,7 @@ from apps.audit.actors import Actor
 from apps.memories.services import memory_create
 from apps.namespaces.services import namespace_create
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
-
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
-]  # fmt: skip
-
-
-@pytest.fixture
-def browser() -> Iterator[object]:
-    if not shutil.which(CHROMIUM):
-        reason = f"{CHROMIUM} is not installed (make test installs it when run as root)"
-        if os.environ.get("MEMORYHUB_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_BROWSER=1 forbids skipping.")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the ORM calls of the live
-    # server's setup happen before it starts, and the server answers in its own thread.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-            yield chromium
-            chromium.close()
-    finally:
-        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+from tests.browser import log_in
 
 
 @pytest.fixture
@@ -57,14 +27,6 @@ def seeded(transactional_db: None) -> None:
     )  # fmt: skip
 
 
-def log_in(page, base: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "alice-password-1")
-    page.click("main button[type=submit]")
-    page.wait_for_url(f"{base}/")
-
-
 def fill(page) -> None:  # type: ignore[no-untyped-def]
     page.select_option("#id_namespace", "acme")
     page.fill("#id_subject", "u1")
@@ -77,7 +39,7 @@ def test_log_in_assemble_switch_strategy_and_compare(seeded: None, live_server, 
     page = browser.new_page()
     refused: list[str] = []  # what the Content-Security-Policy blocked, as the console says
     page.on("console", lambda message: refused.append(message.text))
-    log_in(page, live_server.url)
+    log_in(page, live_server.url, "alice", "alice-password-1")
     page.goto(f"{live_server.url}/playground/")
     fill(page)
     page.select_option("#id_strategy", "buffer")
@@ -108,7 +70,7 @@ def test_log_in_assemble_switch_strategy_and_compare(seeded: None, live_server, 
     link = page.locator(".share-link")
     link.wait_for()
     shared = browser.new_page()  # another session: the link alone reproduces the comparison
-    log_in(shared, live_server.url)
+    log_in(shared, live_server.url, "alice", "alice-password-1")
     shared.goto(link.get_attribute("href"))
     # The link fills the form (opening it runs nothing); one click reproduces the comparison.
     assert shared.input_value("#id_query") == "What should I cook for the party?"
@@ -122,7 +84,7 @@ def test_log_in_assemble_switch_strategy_and_compare(seeded: None, live_server, 
 def test_the_form_works_without_javascript(seeded: None, live_server, browser) -> None:  # type: ignore[no-untyped-def]
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
-    log_in(page, live_server.url)
+    log_in(page, live_server.url, "alice", "alice-password-1")
     page.goto(f"{live_server.url}/playground/")
     fill(page)
     page.click("button:has-text('Assemble')")

@@ -19,8 +19,6 @@ from apps.namespaces.services import membership_set, namespace_create
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
 from apps.pipeline.models import Job
 
-PASSWORD = "correct-horse-battery-1"
-
 
 @dataclass
 class Cast:

@@ -3,31 +3,16 @@ exactly one audit event (content-free) in its transaction; the chain still verif
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import pytest
 from django.test import Client
 
 from apps.audit.models import AuditEvent
-from apps.audit.selectors import audit_chain_verify
 from apps.memories.models import Memory, MemoryVersion, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory
+from tests.audit_events import one_event
 from tests.governance.conftest import Cast
-
-
-@contextmanager
-def one_event(action: str) -> Iterator[list[AuditEvent]]:
-    """Asserts the block writes exactly one audit event, named `action`; yields it."""
-    before = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    found: list[AuditEvent] = []
-    yield found
-    events = list(AuditEvent.objects.filter(id__gt=before))
-    assert [event.action for event in events] == [action]
-    found.extend(events)
-    checked, broken = audit_chain_verify()
-    assert broken is None
-    assert checked > 0
 
 
 def content(memory: Memory) -> str:

@@ -7,10 +7,7 @@ globex), built here with `transactional_db` so that the live server's thread see
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,37 +15,8 @@ import pytest
 from apps.audit.actors import Actor
 from apps.memories.models import Memory, Status
 from apps.namespaces.services import membership_set
-from tests.governance.conftest import PASSWORD, Cast, build_cast
-
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
-]  # fmt: skip
-BLOCKING = ("serious", "critical")  # the axe impacts that fail a page
-TIMEOUT_MS = 10_000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One Chromium for the module (each test opens its own context: its own cookies)."""
-    if not shutil.which(CHROMIUM):
-        reason = f"{CHROMIUM} is not installed (make test installs it when run as root)"
-        if os.environ.get("MEMORYHUB_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_BROWSER=1 forbids skipping.")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the tests' ORM calls happen in
-    # it too, and the live server answers in its own thread.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-            yield chromium
-            chromium.close()
-    finally:
-        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+from tests.browser import PASSWORD, TIMEOUT_MS, axe_problems, csp_refusals, log_in, watch_console
+from tests.governance.conftest import Cast, build_cast
 
 
 @pytest.fixture
@@ -56,34 +24,6 @@ def cast(transactional_db: None) -> Cast:
     """conftest's cast, committed (the extraction of the conversation runs, too), with
     passwords: these tests log in through the form."""
     return build_cast(password=PASSWORD)
-
-
-@pytest.fixture
-def context(browser: Any) -> Iterator[Any]:
-    context = browser.new_context()
-    context.set_default_timeout(TIMEOUT_MS)
-    yield context
-    context.close()
-
-
-def log_in(page: Any, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button:has-text('Log in')")
-    page.wait_for_url(f"{base}/")
-
-
-def watch_console(page: Any) -> list[str]:
-    """What the page's console and uncaught errors say, as "<url>: <text>"."""
-    said: list[str] = []
-    page.on("console", lambda message: said.append(f"{page.url}: {message.text}"))
-    page.on("pageerror", lambda error: said.append(f"{page.url}: uncaught {error}"))
-    return said
-
-
-def csp_refusals(said: list[str]) -> list[str]:
-    return [text for text in said if "Content Security Policy" in text]
 
 
 def test_it_searches_opens_edits_and_shows_the_change_as_a_diff(
@@ -227,20 +167,6 @@ def test_it_shows_an_outsider_the_404_page(cast: Cast, live_server: Any, context
         assert page.inner_text("h1") == "Not found", path
         assert "jasmine" not in page.content(), path
         assert "Acme" not in page.inner_text("main"), path
-
-
-def axe_problems(page: Any) -> list[str]:
-    """The serious and critical violations axe-core finds on the page, one line per node."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page)
-    return [
-        f"{page.url} [{violation['impact']}] {violation['id']}: {violation['help']} "
-        f"at {node['target']} {node['html'][:200]}"
-        for violation in results.response["violations"]
-        if violation["impact"] in BLOCKING
-        for node in violation["nodes"]
-    ]
 
 
 def test_it_passes_axe_and_the_csp_on_every_governance_page(

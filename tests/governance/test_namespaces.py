@@ -14,8 +14,8 @@ from django.utils import timezone
 from apps.audit.models import AuditEvent
 from apps.memories.models import Memory
 from apps.namespaces.models import Membership, Namespace
+from tests.audit_events import one_event
 from tests.governance.conftest import Cast
-from tests.governance.test_actions import one_event
 
 SETTINGS = {
     "name": "Acme",

@@ -30,6 +30,7 @@ from apps.governance.views.access import (
     page_context,
     page_size,
 )
+from apps.memories.row_encryption import KeyCache
 from apps.memories.services import (
     memories_bulk_change,
 )
@@ -123,10 +124,12 @@ def _search(
     valid = not filterset.is_bound or filterset.is_valid()
     data = filterset.form.cleaned_data if filterset.is_bound and valid else {}
     subject = data.get("subject") or None
+    keys = KeyCache()  # one per request: recall and the snippets share the unwrapped keys
     try:
         outcome = recall_memories(
             actor=actor_of(request),
             namespace=namespace,
+            keys=keys,
             subject_external_id=subject,
             query=query,
             k=SEARCH_HITS,
@@ -145,7 +148,7 @@ def _search(
         hit_ids = [hit.memory.pk for hit in kept]
         allowed = set(filterset.qs.filter(pk__in=hit_ids).values_list("pk", flat=True))
         kept = [hit for hit in kept if hit.memory.pk in allowed]
-    rows = selectors.memories_opened([hit.memory for hit in kept])
+    rows = selectors.memories_opened([hit.memory for hit in kept], keys)
     return [
         {
             "row": row,

@@ -364,9 +364,7 @@ def memory_update(
         memory.save()
         if "content" in changed or "occurred_at" in changed:
             refresh_neighbour_context([memory])
-        _audit_memory(
-            actor, "memory.update", memory, {"fields": changed, "version": memory.version}
-        )
+        memory_audit(actor, "memory.update", memory, {"fields": changed, "version": memory.version})
     return memory
 
 
@@ -376,7 +374,7 @@ def memory_archive(*, actor: Actor, memory: Memory) -> Memory:
             status=Status.ARCHIVED, updated_at=timezone.now()
         )
         memory.status = Status.ARCHIVED
-        _audit_memory(actor, "memory.archive", memory)
+        memory_audit(actor, "memory.archive", memory)
     return memory
 
 
@@ -386,12 +384,13 @@ def memory_delete(*, actor: Actor, memory: Memory) -> None:
         versions = MemoryVersion.objects.filter(memory=memory).count()
         Memory.objects.filter(pk=memory.pk).delete()
         refresh_neighbour_context([memory])
-        _audit_memory(actor, "memory.delete", memory, {"versions": versions})
+        memory_audit(actor, "memory.delete", memory, {"versions": versions})
 
 
-def _audit_memory(
+def memory_audit(
     actor: Actor, action: str, memory: Memory, details: dict[str, Any] | None = None
 ) -> None:
+    """One audit event about one memory (in the caller's transaction); details content-free."""
     audit_record(
         actor=actor,
         action=action,

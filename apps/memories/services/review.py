@@ -21,6 +21,7 @@ from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.memories.models import Memory, MemoryVersion, Status
 from apps.memories.search_fields import refresh_neighbour_context
+from apps.memories.services.memories import memory_audit
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import ApplicationError
 
@@ -31,20 +32,6 @@ def _locked(memory: Memory) -> Memory:
     locked = Memory.objects.select_for_update().get(pk=memory.pk)
     locked.namespace = memory.namespace
     return locked
-
-
-def _audit(
-    actor: Actor, action: str, memory: Memory, details: dict[str, Any] | None = None
-) -> None:
-    audit_record(
-        actor=actor,
-        action=action,
-        namespace=memory.namespace,
-        subject_id=memory.subject_id,
-        object_type="memory",
-        object_id=str(memory.id),
-        details=details,
-    )
 
 
 def memory_approve(*, actor: Actor, memory: Memory) -> Memory:
@@ -59,7 +46,7 @@ def memory_approve(*, actor: Actor, memory: Memory) -> Memory:
         memory.metadata = {**memory.metadata, "reviewed_at": timezone.now().isoformat()}
         memory.updated_at = timezone.now()
         memory.save(update_fields=["status", "confidence", "metadata", "updated_at"])
-        _audit(actor, "memory.approve", memory, {"from_status": previous})
+        memory_audit(actor, "memory.approve", memory, {"from_status": previous})
     return memory
 
 
@@ -72,7 +59,7 @@ def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
         memory.status = Status.ACTIVE
         memory.updated_at = timezone.now()
         memory.save(update_fields=["status", "updated_at"])
-        _audit(actor, "memory.restore", memory)
+        memory_audit(actor, "memory.restore", memory)
     return memory
 
 
@@ -97,7 +84,7 @@ def memory_merge(*, actor: Actor, keep: Memory, other: Memory) -> Memory:
         keep.importance = max(keep.importance, other.importance)
         keep.updated_at = now
         keep.save(update_fields=["metadata", "importance", "updated_at"])
-        _audit(actor, "memory.merge", keep, {"merged": str(other.id)})
+        memory_audit(actor, "memory.merge", keep, {"merged": str(other.id)})
     return keep
 
 
@@ -125,7 +112,7 @@ def memory_supersede_rollback(*, actor: Actor, memory: Memory) -> Memory:
         memory.status = Status.ACTIVE
         memory.updated_at = timezone.now()
         memory.save(update_fields=["valid_to", "metadata", "status", "updated_at"])
-        _audit(actor, "memory.supersede_rollback", memory, {"archived_successor": archived})
+        memory_audit(actor, "memory.supersede_rollback", memory, {"archived_successor": archived})
     return memory
 
 
