@@ -499,6 +499,8 @@ CELERY_BEAT_SCHEDULE = {
     "subject-indexes": {"task": "recall.subject_indexes", "schedule": 600.0},
     # The audit chain's integrity, for the overview and the audit viewer.
     "audit-chain-verify": {"task": "audit.chain_verify", "schedule": 3600.0},
+    # The overview's rollups (apps/governance/rollups.py).
+    "refresh-overviews": {"task": "governance.refresh_overviews", "schedule": 60.0},
 }
 # Redis redelivers a task whose worker died (unacknowledged) after this many seconds: keep it
 # above the longest task, or a slow task runs twice (its effect would still happen once).

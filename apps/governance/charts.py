@@ -10,7 +10,11 @@ from dataclasses import dataclass
 from datetime import date
 
 import pygal
+from django.utils.translation import gettext as _
 from pygal.style import Style
+
+from apps.governance.overview import Overview
+from apps.memories.models import Kind
 
 COLOURS = ("#2f5fa7", "#27ae60", "#8e44ad", "#d68910", "#c0392b", "#16a085", "#7b8794")
 STYLE = Style(
@@ -113,3 +117,68 @@ def totals(*, title: str, y_title: str, values: dict[str, int], alt: str) -> Cha
     chart.add(y_title, list(values.values()))
     chart.show_legend = False
     return Chart(title, _image(chart), alt, ["", y_title], [[k, str(v)] for k, v in values.items()])
+
+
+def overview_charts(figures: Overview) -> list[Chart]:
+    """The overview's six charts, titled and described in the active language."""
+    days = figures.days
+    kind_names = {kind.value: str(kind.label).split(" (")[0] for kind in Kind}
+    status_names = {
+        "active": _("Active"),
+        "archived": _("Archived"),
+        "pending_review": _("Pending review"),
+        "superseded": _("Superseded"),
+    }
+    new = sum(sum(values) for values in figures.new_memories.values())
+    recalls = sum(figures.recalls)
+    return [
+        per_day(
+            title=_("New memories per day, by kind"),
+            x_title=_("Day"),
+            y_title=_("Memories"),
+            days=days,
+            series={kind_names[k]: v for k, v in figures.new_memories.items()},
+            kind="stacked",
+            alt=_("%(n)d memories written in the last 30 days.") % {"n": new},
+        ),
+        totals(
+            title=_("Memories by status, now"),
+            y_title=_("Memories"),
+            values={str(status_names[k]): v for k, v in figures.status_totals.items()},
+            alt=", ".join(f"{status_names[k]}: {v}" for k, v in figures.status_totals.items()),
+        ),
+        per_day(
+            title=_("Ingested turns and failed jobs per day"),
+            x_title=_("Day"),
+            y_title=_("Count"),
+            days=days,
+            series={_("Turns"): figures.turns, _("Failed jobs"): figures.failed_jobs},
+            alt=_("%(turns)d turns ingested, %(failed)d jobs failed in the last 30 days.")
+            % {"turns": sum(figures.turns), "failed": sum(figures.failed_jobs)},
+        ),
+        per_day(
+            title=_("Recalls per day"),
+            x_title=_("Day"),
+            y_title=_("Requests"),
+            days=days,
+            series={_("Recalls and context assemblies"): figures.recalls},
+            alt=_("%(n)d recalls in the last 30 days.") % {"n": recalls},
+        ),
+        per_day(
+            title=_("Recall latency per day"),
+            x_title=_("Day"),
+            y_title=_("Milliseconds"),
+            days=days,
+            series={"p50": figures.recall_p50, "p95": figures.recall_p95},
+            kind="line",
+            alt=_("Median and 95th-percentile server time of recalls, per day."),
+        ),
+        per_day(
+            title=_("Tokens served by context assembly per day"),
+            x_title=_("Day"),
+            y_title=_("Tokens"),
+            days=days,
+            series={_("Tokens"): figures.tokens},
+            alt=_("%(n)d tokens served in the last 30 days.") % {"n": sum(figures.tokens)},
+        ),
+    ]

@@ -12,6 +12,7 @@ from django.db import OperationalError, transaction
 from kombu.exceptions import OperationalError as BrokerError
 
 from apps.governance.purge import purge_job_run
+from apps.governance.rollups import overview_snapshots_refresh
 
 if TYPE_CHECKING:
     from celery.contrib.django.task import DjangoTask
@@ -41,3 +42,9 @@ def enqueue_purge_job(job_id: str) -> None:
         cast("DjangoTask[[str], None]", run_purge_job).delay_on_commit(job_id)
     except BrokerError:
         logger.warning("Could not queue purge job %s; it stays queued.", job_id)
+
+
+@shared_task(name="governance.refresh_overviews", autoretry_for=(OperationalError,), max_retries=3)
+def refresh_overviews() -> int:
+    """Keep the overview's rollups fresh (on beat, every minute)."""
+    return overview_snapshots_refresh()

@@ -109,3 +109,32 @@ def test_it_records_recall_time_and_context_tokens(cast: Cast) -> None:
     logged = RecallLog.objects.get(pk=result["recall_id"])
     assert logged.tokens == result["total_tokens"]
     assert logged.duration_ms is not None
+
+
+def test_it_serves_the_overview_from_its_rollup_until_refreshed(cast: Cast) -> None:
+    from apps.governance.models import OverviewSnapshot
+    from apps.governance.rollups import overview_snapshots_refresh
+    from apps.memories.services import memory_create
+
+    client = cast.client("olive")
+    total = Memory.objects.filter(namespace=cast.acme).count()
+    assert f"{total} memories written" in client.get("/n/acme/").content.decode()
+    memory_create(actor=ACTOR, namespace=cast.acme, subject_external_id="u1", content="New.")
+    assert f"{total} memories written" in client.get("/n/acme/").content.decode()  # the rollup
+    assert overview_snapshots_refresh() == 1
+    assert f"{total + 1} memories written" in client.get("/n/acme/").content.decode()
+    assert OverviewSnapshot.objects.count() == 1
+
+
+def test_it_recomputes_a_stale_rollup_and_forgets_unused_ones(cast: Cast) -> None:
+    from apps.governance.models import OverviewSnapshot
+    from apps.governance.rollups import overview_snapshots_refresh
+
+    client = cast.client("olive")
+    client.get("/n/acme/")
+    OverviewSnapshot.objects.update(computed_at=timezone.now() - timedelta(minutes=2))
+    Job.objects.create(namespace=cast.acme, kind="ingest", status="failed")
+    assert "1 jobs failed" in client.get("/n/acme/").content.decode()
+    OverviewSnapshot.objects.update(used_at=timezone.now() - timedelta(days=2))
+    assert overview_snapshots_refresh() == 0
+    assert not OverviewSnapshot.objects.exists()
