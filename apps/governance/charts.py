@@ -5,6 +5,7 @@ runs no script and needs nothing from the network), each with its figures as a t
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -122,7 +123,8 @@ def totals(*, title: str, y_title: str, values: dict[str, int], alt: str) -> Cha
 def overview_charts(figures: Overview) -> list[Chart]:
     """The overview's six charts, titled and described in the active language."""
     days = figures.days
-    kind_names = {kind.value: str(kind.label).split(" (")[0] for kind in Kind}
+    # The kinds' short names: their labels without the explanation in brackets (either kind).
+    kind_names = {kind.value: re.split(r"\s*[(\uff08]", str(kind.label))[0] for kind in Kind}
     status_names = {
         "active": _("Active"),
         "archived": _("Archived"),
