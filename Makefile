@@ -36,6 +36,10 @@ browser:
 		echo "Installing Chromium for the browser tests (apt-get)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
+	@# A CJK font, so that screenshots of Chinese pages show characters (tests read the text).
+	@if ! fc-list :lang=zh 2>/dev/null | grep -q . && [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null || true; \
+	fi
 
 lint: install
 	$(BIN)/ruff check .

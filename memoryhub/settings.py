@@ -83,9 +83,9 @@ INSTALLED_APPS = [
     "apps.recall",
     "apps.pipeline",
     "apps.context",
+    "apps.privacy",
     "apps.audit_log",
     "apps.evaluation",
-    "apps.privacy",
     "apps.governance",
     "apps.demo",
 ]
@@ -370,6 +370,21 @@ MEMORYHUB_CAP_RECALL_WINDOW_DAYS = env_int(
 MEMORYHUB_JOB_RETRIES = env_int("MEMORYHUB_JOB_RETRIES", 3, minimum=0, maximum=10)
 # A dashboard purge deletes this many memories per transaction (its progress commits with
 # each batch: a killed worker resumes from the last one).
+# --- Privacy portal (apps/privacy) ----------------------------------------------------------
+# Portal links are https://<MEMORYHUB_PUBLIC_URL>/portal/enter/<token> (without it, the
+# address the link was asked at). A link works once, for MEMORYHUB_PORTAL_LINK_MINUTES; the
+# session it opens ends after MEMORYHUB_PORTAL_IDLE_MINUTES without a request.
+MEMORYHUB_PUBLIC_URL = (env_str("MEMORYHUB_PUBLIC_URL") or "").rstrip("/")
+MEMORYHUB_PORTAL_LINK_MINUTES = env_int(
+    "MEMORYHUB_PORTAL_LINK_MINUTES", 15, minimum=1, maximum=1440
+)
+MEMORYHUB_PORTAL_IDLE_MINUTES = env_int(
+    "MEMORYHUB_PORTAL_IDLE_MINUTES", 30, minimum=1, maximum=1440
+)
+# Portal requests per portal session, and per client address (django-ratelimit's rates).
+MEMORYHUB_PORTAL_SESSION_RATE = env_str("MEMORYHUB_PORTAL_SESSION_RATE", "120/m")
+MEMORYHUB_PORTAL_ADDRESS_RATE = env_str("MEMORYHUB_PORTAL_ADDRESS_RATE", "300/m")
+
 MEMORYHUB_PURGE_BATCH = env_int("MEMORYHUB_PURGE_BATCH", 500, minimum=1, maximum=10_000)
 MEMORYHUB_JOB_RETRY_DELAY = env_float("MEMORYHUB_JOB_RETRY_DELAY", 2.0, minimum=0.0)
 if "llm" in (MEMORYHUB_EXTRACTOR, MEMORYHUB_SUMMARIZER) and not MEMORYHUB_LLM_URL:
@@ -501,6 +516,8 @@ CELERY_BEAT_SCHEDULE = {
     "audit-chain-verify": {"task": "audit.chain_verify", "schedule": 3600.0},
     # The overview's rollups (apps/governance/rollups.py).
     "refresh-overviews": {"task": "governance.refresh_overviews", "schedule": 60.0},
+    # Erasures a subject asked for in the privacy portal, once their grace period is over.
+    "portal-erasures": {"task": "privacy.erase_due", "schedule": 60.0},
 }
 # Redis redelivers a task whose worker died (unacknowledged) after this many seconds: keep it
 # above the longest task, or a slow task runs twice (its effect would still happen once).

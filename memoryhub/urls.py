@@ -14,6 +14,7 @@ urlpatterns = [
     path("api/v1/", include("apps.pipeline.api.urls")),
     path("api/v1/", include("apps.audit_log.api.urls")),
     path("api/v1/", include("apps.context.api.urls")),
+    path("api/v1/", include("apps.privacy.api.urls")),
     path("django-admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("apps.accounts.urls")),
@@ -21,6 +22,7 @@ urlpatterns = [
     path("", include("apps.context.urls")),
     path("", include("apps.evaluation.urls")),
     path("", include("apps.audit_log.urls")),
+    path("", include("apps.privacy.urls")),
 ]
 
 handler400 = "memoryhub.views.bad_request"

@@ -28,6 +28,7 @@ PERMISSION_LABELS: dict[str, StrPromise] = {
     Permission.MEMORIES_WRITE: _("Write memories"),
     Permission.CONTEXT: _("Recall and assemble context"),
     Permission.SUBJECTS_ADMIN: _("Administer subjects"),
+    Permission.SUBJECTS_PORTAL: _("Open the privacy portal"),
 }
 # Under each checkbox: what it lets an app do, in any namespace of the key.
 PERMISSION_HELP: dict[str, StrPromise] = {
@@ -43,6 +44,11 @@ PERMISSION_HELP: dict[str, StrPromise] = {
     Permission.SUBJECTS_ADMIN: _(
         "Export everything held about a subject, erase a subject for good, and read the audit "
         "log. For back-office tools only."
+    ),
+    Permission.SUBJECTS_PORTAL: _(
+        "Ask for a short-lived link that takes a person to the privacy portal, where they see, "
+        "correct, export, erase or pause what is remembered about them. Administering "
+        "subjects includes it."
     ),
 }
 # "What can this key do", per namespace: %(namespace)s is the namespace's name and slug.
@@ -63,6 +69,10 @@ PERMISSION_IN_NAMESPACE: dict[str, StrPromise] = {
     Permission.SUBJECTS_ADMIN: _(
         "Export everything %(namespace)s holds about a subject, erase a subject for good, and "
         "read the audit log of %(namespace)s."
+    ),
+    Permission.SUBJECTS_PORTAL: _(
+        "Send the people %(namespace)s remembers to its privacy portal, by a link that works "
+        "once, for a few minutes."
     ),
 }
 # The API calls each permission opens ({slug}: the namespace's).
@@ -89,6 +99,10 @@ PERMISSION_ENDPOINTS: dict[str, list[str]] = {
         "GET /api/v1/namespaces/{slug}/subjects/<external_id>/export",
         "POST /api/v1/namespaces/{slug}/subjects/<external_id>/erase",
         "GET /api/v1/namespaces/{slug}/audit",
+        "POST /api/v1/namespaces/{slug}/subjects/<external_id>/portal-sessions",
+    ],
+    Permission.SUBJECTS_PORTAL: [
+        "POST /api/v1/namespaces/{slug}/subjects/<external_id>/portal-sessions",
     ],
 }
 STATE_LABELS: dict[str, StrPromise] = {

@@ -11,6 +11,11 @@ class Permission(models.TextChoices):
     MEMORIES_WRITE = "memories:write", "Write memories"
     CONTEXT = "context", "Recall and assemble context"
     SUBJECTS_ADMIN = "subjects:admin", "Export and erase subjects, read the audit log"
+    SUBJECTS_PORTAL = "subjects:portal", "Open the privacy portal for a subject"
+
+
+# A permission another one includes: administering subjects includes sending them to the portal.
+IMPLIED_BY: dict[str, str] = {Permission.SUBJECTS_PORTAL: Permission.SUBJECTS_ADMIN}
 
 
 class ApiKey(models.Model):
@@ -48,4 +53,4 @@ class ApiKey(models.Model):
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
 
     def has_permission(self, permission: str) -> bool:
-        return permission in self.permissions
+        return permission in self.permissions or IMPLIED_BY.get(permission) in self.permissions

@@ -55,6 +55,12 @@ class Actor:
         )
 
     @classmethod
+    def for_subject(cls, subject_id: object, request: HttpRequest | None = None) -> Actor:
+        """The person a memory is about, in the privacy portal: known by the subject's id
+        (never the app's external id, which may be an e-mail address)."""
+        return cls(type=ActorType.SUBJECT, id=str(subject_id), name="", **_request_fields(request))
+
+    @classmethod
     def anonymous(cls, request: HttpRequest | None = None, *, claimed_id: str = "") -> Actor:
         return cls(
             type=ActorType.ANONYMOUS, id=claimed_id[:64], name="", **_request_fields(request)

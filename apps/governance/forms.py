@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from apps.memories.models import Kind
 from apps.memories.services import BULK_ACTIONS
 from apps.namespaces.models import MembershipRole, Namespace
+from apps.namespaces.origins import normalize_origin
 
 REASON = forms.CharField(
     label=_("Reason"), max_length=200, widget=forms.TextInput(attrs={"autocomplete": "off"})
@@ -72,7 +76,45 @@ SETTINGS_FIELDS = [
     "summarize_after_days",
     "keep_turns_when_paused",
     "review_below",
+    "portal_return_origins",
+    "portal_frame_origins",
+    "erasure_grace_days",
 ]
+
+
+class OriginsField(forms.CharField):
+    """Web origins typed in one line, separated by spaces or commas; each normalised
+    (`https://app.example.com`), anything else refused by name."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        for name in ("base_field", "max_length", "delimiter", "size"):  # ArrayField's
+            kwargs.pop(name, None)
+        kwargs["required"] = False
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value: object) -> object:
+        if isinstance(value, list | tuple):
+            return ", ".join(str(v) for v in value)
+        return value
+
+    def to_python(self, value: object) -> list[str]:  # type: ignore[override]
+        text = super().to_python(value) or ""
+        origins: list[str] = []
+        for part in re.split(r"[\s,]+", text):
+            if not part:
+                continue
+            try:
+                origin = normalize_origin(part)
+            except ValueError:
+                raise forms.ValidationError(
+                    _("“%(value)s” is not an origin like https://app.example.com."),
+                    params={"value": part[:100]},
+                ) from None
+            if origin not in origins:
+                origins.append(origin)
+        if len(origins) > 20:
+            raise forms.ValidationError(_("At most 20 origins."))
+        return origins
 
 
 class NamespaceSettingsForm(forms.ModelForm):
@@ -92,6 +134,13 @@ class NamespaceSettingsForm(forms.ModelForm):
             "summarize_after_days": _("Summarize episodes after (days)"),
             "keep_turns_when_paused": _("Keep turns when capture is paused"),
             "review_below": _("Review threshold (confidence)"),
+            "portal_return_origins": _("Portal: apps it may return to"),
+            "portal_frame_origins": _("Portal: sites that may embed it"),
+            "erasure_grace_days": _("Portal: days before an erasure runs"),
+        }
+        field_classes = {
+            "portal_return_origins": OriginsField,
+            "portal_frame_origins": OriginsField,
         }
         help_texts = {
             "pii_policy": _("What happens to writes that contain personal data."),
@@ -106,6 +155,17 @@ class NamespaceSettingsForm(forms.ModelForm):
             "keep_turns_when_paused": _("Keep a paused subject's turns for the session buffer."),
             "review_below": _(
                 "Facts less certain than this wait for review (empty: the server's default)."
+            ),
+            "portal_return_origins": _(
+                "Origins a portal link's return_url may point to, such as "
+                "https://app.example.com (separate them with spaces)."
+            ),
+            "portal_frame_origins": _(
+                "Origins allowed to show the portal in a frame (empty: it is never framed)."
+            ),
+            "erasure_grace_days": _(
+                "An erasure asked for in the portal waits this many days and can be cancelled "
+                "until then (0: at once; at most 30)."
             ),
         }
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}

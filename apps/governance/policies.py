@@ -76,7 +76,22 @@ def policy_preview(*, namespace: Namespace, changes: dict[str, Any]) -> list[Eff
             "in the review queue; new facts below it wait for review."
         ) % {"count": below, "threshold": proposed.review_threshold}
         effects.append(Effect("review_below", text))
-    for name in ("recency_half_life_days", "keep_turns_when_paused", "name", "description"):
+    if "erasure_grace_days" in changes:
+        text = (
+            _("Erasures asked for from now on wait %(days)d days, cancellable.")
+            % {"days": proposed.erasure_grace_days}
+            if proposed.erasure_grace_days
+            else _("Erasures asked for in the portal run at once.")
+        )
+        effects.append(Effect("erasure_grace_days", text))
+    for name in (
+        "recency_half_life_days",
+        "keep_turns_when_paused",
+        "name",
+        "description",
+        "portal_return_origins",
+        "portal_frame_origins",
+    ):
         if name in changes:
             effects.append(Effect(name, _("Changes no stored memory.")))
     return effects

@@ -18,6 +18,7 @@ from apps.audit.models import AuditEvent
 from apps.audit.services import audit_record
 from apps.governance.purge import PURGE, purge_filtered
 from apps.governance.tasks import enqueue_purge_job
+from apps.memories.models import Memory
 from apps.namespaces.models import Namespace
 from apps.pipeline.models import Job
 from memoryhub.exceptions import ApplicationError
@@ -36,6 +37,25 @@ def content_read_record(
     ids = [str(i) for i in memory_ids]
     if not ids and subject_id is None:
         return None
+    details: dict[str, Any] = {}
+    if ids and subject_id is None:
+        # Whose memories these are, so each subject finds the read in the privacy portal's
+        # access history: the event's subject when they are all one person's.
+        subjects = sorted(
+            {
+                str(s)
+                for s in Memory.objects.filter(namespace=namespace, pk__in=ids)
+                .exclude(subject=None)
+                .values_list("subject_id", flat=True)
+                .distinct()
+            }
+        )
+        if len(subjects) == 1:
+            subject_id = uuid.UUID(subjects[0])
+        elif subjects:
+            details["subjects"] = subjects
+    if len(ids) > 1:
+        details["memory_ids"] = ids
     return audit_record(
         actor=actor,
         action=f"dashboard.read.{what}",
@@ -43,7 +63,7 @@ def content_read_record(
         subject_id=subject_id,
         object_type="memory" if ids else "subject",
         object_id=ids[0] if len(ids) == 1 else (str(subject_id) if subject_id and not ids else ""),
-        details={"memory_ids": ids} if len(ids) > 1 else None,
+        details=details or None,
     )
 
 

@@ -45,6 +45,11 @@ urlpatterns = [
         name="subject_export",
     ),
     path(
+        "n/<slug:slug>/subjects/<str:subject_id>/portal-link/",
+        views.subject_portal_link,
+        name="subject_portal_link",
+    ),
+    path(
         "n/<slug:slug>/subjects/<str:subject_id>/pause/", views.subject_pause, name="subject_pause"
     ),
     path(

@@ -35,6 +35,17 @@ def subject_get(*, namespace: Namespace, external_id: str) -> Subject:
     return subject
 
 
+def subject_state(*, subject: Subject) -> dict[str, Any]:
+    return {
+        "external_id": subject.external_id,
+        "paused": subject.paused,
+        "created_at": subject.created_at,
+        "memories": Memory.objects.filter(
+            namespace_id=subject.namespace_id, subject=subject
+        ).count(),
+    }
+
+
 def memory_list(
     *,
     namespace: Namespace,

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -48,6 +49,25 @@ class Namespace(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="A fact less certain than this waits for a person's review (none: the "
         "server's MEMORYHUB_REVIEW_BELOW).",
+    )
+    # The privacy portal (apps/privacy): where its links may send people back to, which sites
+    # may show it in a frame, and how long a person's erasure waits (cancellable) before it runs.
+    portal_return_origins = ArrayField(
+        models.CharField(max_length=200),
+        default=list,
+        blank=True,
+        help_text="Origins a portal link's return_url may point to (https://app.example.com).",
+    )
+    portal_frame_origins = ArrayField(
+        models.CharField(max_length=200),
+        default=list,
+        blank=True,
+        help_text="Origins allowed to show the portal in a frame (none: never framed).",
+    )
+    erasure_grace_days = models.PositiveIntegerField(
+        default=0,
+        validators=[MaxValueValidator(30)],
+        help_text="Days an erasure asked for in the portal waits, cancellable (0: at once).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

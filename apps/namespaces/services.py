@@ -22,6 +22,9 @@ _UPDATABLE = (
     "keep_turns_when_paused",
     "summarize_after_days",
     "review_below",
+    "portal_return_origins",
+    "portal_frame_origins",
+    "erasure_grace_days",
 )
 
 

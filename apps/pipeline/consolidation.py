@@ -11,11 +11,13 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 from django.db import connection
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -23,8 +25,8 @@ from apps.facts.rules import Ending, slot_group, speaks_of, substitute
 from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
 from apps.memories.keyword_index import index_terms
-from apps.memories.models import Kind, Memory, Status, Subject
-from apps.memories.row_encryption import KeyCache, open_memory
+from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
+from apps.memories.row_encryption import KeyCache, open_memory, open_version
 from apps.memories.services import (
     NewMemory,
     memories_insert,
@@ -46,6 +48,29 @@ logger = logging.getLogger(__name__)
 DUPLICATE_COSINE = 0.92  # with DUPLICATE_OVERLAP of the tokens: the same fact, said again
 DUPLICATE_OVERLAP = 0.6
 SAME_COSINE = 0.985  # this close is the same statement whatever the tokens
+KEPT_CORRECTION = "kept the subject's correction, newer than this turn"
+
+
+def _corrected_away(keys: KeyCache, memory_id: Any, content: str) -> bool:
+    """Whether `content` is a wording the subject corrected away from this memory (an app
+    that sends the whole conversation again would otherwise bring the old value back)."""
+    said = " ".join(content.casefold().split())
+    memory = Memory.objects.only("id", "namespace_id", "subject_id", "version").get(pk=memory_id)
+    earlier = MemoryVersion.objects.filter(memory_id=memory_id, version__lt=memory.version)
+    return any(
+        " ".join(open_version(keys, v, memory.subject_id, memory.namespace_id).casefold().split())
+        == said
+        for v in earlier
+    )
+
+
+def _corrected_since(corrected_at: str | None, when: datetime | None) -> bool:
+    """Whether a memory's subject corrected it (privacy portal) at or after `when`, the time
+    of the turn a new value comes from: then the correction stands."""
+    if not corrected_at:
+        return False
+    moment = parse_datetime(corrected_at)
+    return moment is not None and (when is None or moment >= when)
 
 
 def slot_hash(keys: KeyCache, namespace_id: int, slot: str) -> str:
@@ -72,10 +97,15 @@ def consolidate_and_store(
     message_by_position: dict[int, str],
     keys: KeyCache,
     job: Job | None = None,
+    said_at: dict[int, datetime] | None = None,
 ) -> dict[str, Any]:
     """Store episodic candidates as turns of the session; decide add / no-op / merge /
     supersede for each semantic one against the subject's current facts. Every decision is
-    logged with its reason."""
+    logged with its reason.
+
+    A fact its subject corrected in the privacy portal is never replaced, merged into or
+    ended by what a turn said before the correction (`said_at`: each turn's time by
+    position; without it, now): the correction stands over the older extracted value."""
     decisions: dict[str, int] = {}
     memory_ids: list[str] = []
     logs: list[ConsolidationLog] = []
@@ -158,6 +188,7 @@ def consolidate_and_store(
 
     for candidate in semantic:
         certain = candidate.confidence >= review_below
+        when = (said_at or {}).get(candidate.position) or timezone.now()
         if certain and candidate.ends:
             _end_facts(
                 actor=actor,
@@ -168,6 +199,7 @@ def consolidate_and_store(
                 pending=pending,
                 log=log,
                 opened=opened,
+                when=when,
             )
         if certain and candidate.replace is not None:
             _correct_facts(
@@ -179,6 +211,7 @@ def consolidate_and_store(
                 pending=pending,
                 source=source(candidate),
                 opened=opened,
+                when=when,
             )
         if not candidate.content:
             continue
@@ -200,6 +233,7 @@ def consolidate_and_store(
             log=log,
             pending=pending,
             review=not certain,
+            when=when,
         )
     _store_pending(actor, namespace, subject, pending, keys, memory_ids, log)
     ConsolidationLog.objects.bulk_create(logs)
@@ -221,6 +255,7 @@ def _consolidate_one(
     log: Any,
     pending: list[_Pending],
     review: bool = False,
+    when: datetime | None = None,
 ) -> None:
     """Decide for one new fact: no-op or merge now; add (possibly superseding) later, with
     the rest of the batch, in `pending`. A fact `review` waits for a person instead: stored
@@ -240,7 +275,8 @@ def _consolidate_one(
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            SELECT id, 1 - (embedding <=> %(vector)s::vector), token_index, metadata ->> 'slot'
+            SELECT id, 1 - (embedding <=> %(vector)s::vector), token_index, metadata ->> 'slot',
+                   metadata ->> 'corrected_at'
             FROM {Memory._meta.db_table}
             WHERE namespace_id = %(namespace)s AND subject_id = %(subject)s AND kind = %(kind)s
               AND status = %(active)s AND valid_to IS NULL AND embedding IS NOT NULL
@@ -256,7 +292,7 @@ def _consolidate_one(
         )
         # Iterative index scans (settings.HNSW_SEARCH_OPTIONS) return rows in relaxed order.
         near = sorted(cursor.fetchall(), key=lambda row: -row[1])
-    for memory_id, similarity, token_index, near_slot in near:
+    for memory_id, similarity, token_index, near_slot, corrected_at in near:
         overlap = _token_overlap(tokens, token_index)
         if not (
             similarity >= SAME_COSINE
@@ -269,6 +305,11 @@ def _consolidate_one(
         # near-duplicate of "用户不喜欢吃香菜"); elsewhere, saying less is saying it again.
         if set(tokens) == set(token_index) or (not slot and set(tokens) <= set(token_index)):
             log(Decision.NOOP, "near-duplicate of a current fact", memory_id, memory_id, similarity)
+            return
+        if _corrected_since(corrected_at, when) or (
+            corrected_at and _corrected_away(keys, memory_id, candidate.content)
+        ):
+            log(Decision.NOOP, KEPT_CORRECTION, memory_id, memory_id, similarity)
             return
         if slot or review:
             break  # a new value for the same slot ("12 Baker St" -> "14 Baker St"): supersede
@@ -303,11 +344,18 @@ def _consolidate_one(
                 similarity,
             )
             return
-    previous: list[uuid.UUID | None] = (
-        list(current.filter(metadata__slot=slot).values_list("id", flat=True))
+    slotted = (
+        list(current.filter(metadata__slot=slot).values_list("id", "metadata__corrected_at"))
         if slot and not review
         else []
     )
+    for memory_id, corrected_at in slotted:
+        if _corrected_since(corrected_at, when) or (
+            corrected_at and _corrected_away(keys, memory_id, candidate.content)
+        ):
+            log(Decision.NOOP, KEPT_CORRECTION, memory_id, memory_id)
+            return
+    previous: list[uuid.UUID | None] = [memory_id for memory_id, _ in slotted]
     previous += [
         other.item.id
         for other in pending
@@ -356,6 +404,7 @@ def _correct_facts(
     pending: list[_Pending],
     source: dict[str, Any],
     opened: Callable[[Memory], str],
+    when: datetime | None = None,
 ) -> None:
     """A corrected value ("it's Joan, not Jon"): each current fact that speaks of the old
     value is said again with the new one, in the same slot, superseding it (history kept);
@@ -374,6 +423,8 @@ def _correct_facts(
     index_key = keys.index_key(namespace.pk)
     corrections = []
     for memory in current:
+        if _corrected_since(memory.metadata.get("corrected_at"), when):
+            continue  # the subject's own correction is newer than this turn
         statement = opened(memory)
         corrected = substitute(statement, old, new) if speaks_of(statement, old) else statement
         if corrected != statement:
@@ -421,6 +472,7 @@ def _end_facts(
     pending: list[_Pending],
     log: Any,
     opened: Callable[[Memory], str],
+    when: datetime | None = None,
 ) -> None:
     """End the current facts a negation or a change names (history kept: valid_to is set,
     nothing is deleted): those of a slot, or of a slot's kind, or any of the user's own,
@@ -445,6 +497,9 @@ def _end_facts(
             current = current.exclude(metadata__has_key="person")
         for memory in current.order_by("created_at")[:500]:
             if ending.value and not speaks_of(opened(memory), ending.value):
+                continue
+            if _corrected_since(memory.metadata.get("corrected_at"), when):
+                log(Decision.NOOP, KEPT_CORRECTION, None, memory.id)
                 continue
             _close(actor, namespace, memory, now, successor=None)
             log(Decision.SUPERSEDE, "ended by a later negation or change", None, memory.id)

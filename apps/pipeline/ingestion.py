@@ -35,6 +35,7 @@ from apps.memories.row_encryption import KeyCache, seal_row
 from apps.memories.services import (
     NewMemory,
     memories_create_bulk,
+    pii_rejection_record,
     screen_content,
     subject_get_or_create,
     validate_content,
@@ -129,7 +130,17 @@ def messages_ingest(
             return replay, True
     if take_work is not None:
         take_work(len(messages))
-    screened = _screen(namespace, [m.content for m in messages])
+    try:
+        screened = _screen(namespace, [m.content for m in messages])
+    except ApplicationError as error:
+        if error.code == "pii_rejected":
+            pii_rejection_record(
+                actor=actor,
+                namespace=namespace,
+                subject_external_id=subject_external_id,
+                types=error.details.get("messages", {}).get("pii", []),
+            )
+        raise
     # A name is text from the app as well: the same policy applies (redacted, or refused).
     names = [
         screen_content(namespace, m.name).text[:64] if m.name.strip() else "" for m in messages
@@ -184,6 +195,7 @@ def messages_ingest(
                     "received": len(messages),
                     "paused": paused,
                     "pii": sorted({t for s in screened for t in s.types}),
+                    "pii_policy": namespace.pii_policy,
                 },
             )
     except IntegrityError:

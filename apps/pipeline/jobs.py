@@ -104,6 +104,7 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
             message_by_position=by_position,
             keys=keys,
             job=job,
+            said_at={rows[i].position: rows[i].created_at for i in ids if i in rows},
         )
         summary = session_summary_update(keys=keys, session=session, summarizer=summarizer)
         job.status = JobStatus.SUCCEEDED

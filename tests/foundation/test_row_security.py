@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import pytest
 from django.db import DatabaseError, connection
-from django.test import override_settings
+from django.test import Client, override_settings
 
+from apps.audit.actors import Actor
 from apps.memories import selectors
 from apps.memories.models import Memory, Subject
+from apps.namespaces.services import namespace_update
+from apps.privacy.services import erasure_request
 from memoryhub.row_security import TENANT_ROLE, namespace_wall, owner_statement
 from tests.conftest import Tenant
 
@@ -35,6 +38,11 @@ WALLED = {
         "SELECT count(*) FROM memories_consolidationlog WHERE namespace_id = %s"
     ),
     "memories_recalllog": "SELECT count(*) FROM memories_recalllog WHERE namespace_id = %s",
+    "privacy_portallink": "SELECT count(*) FROM privacy_portallink WHERE namespace_id = %s",
+    "privacy_portalsession": "SELECT count(*) FROM privacy_portalsession WHERE namespace_id = %s",
+    "privacy_schedulederasure": (
+        "SELECT count(*) FROM privacy_schedulederasure WHERE namespace_id = %s"
+    ),
 }
 
 
@@ -66,6 +74,13 @@ def populate(tenant: Tenant, capture) -> None:
     assert ingested.status_code in (201, 202), ingested.json()
     recalled = client.post(tenant.url("recall"), {"subject": "u1", "query": "tea"}, format="json")
     assert recalled.status_code == 200, recalled.json()
+    # The privacy portal's rows: a link, the session it opened, a scheduled erasure.
+    link = client.post(tenant.url("subjects/u1/portal-sessions"), {}, format="json")
+    assert link.status_code == 201, link.json()
+    assert Client().get(link.json()["url"]).status_code == 303
+    namespace_update(actor=Actor.system("t"), namespace=tenant.namespace, erasure_grace_days=7)
+    subject = Subject.objects.get(namespace=tenant.namespace, external_id="u1")
+    erasure_request(actor=Actor.for_subject(subject.pk), subject=subject)
 
 
 @pytest.fixture

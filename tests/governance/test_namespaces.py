@@ -22,6 +22,7 @@ SETTINGS = {
     "description": "",
     "pii_policy": "allow",
     "recency_half_life_days": "180.0",
+    "erasure_grace_days": "0",
 }
 
 
@@ -143,3 +144,23 @@ def test_it_invites_a_user_with_a_one_time_link(cast: Cast) -> None:
     assert ivy.check_password(password)
     again = Client().get(link.group(1), follow=True).content.decode()
     assert "This link no longer works" in again
+
+
+def test_portal_origins_are_normalised_and_a_non_origin_is_refused(cast: Cast) -> None:
+    client = cast.client("olive")
+    body = {
+        **SETTINGS,
+        "portal_return_origins": "https://App.Example.com/, http://localhost:3000",
+        "portal_frame_origins": "https://app.example.com/account",
+        "confirm": "1",
+    }
+    refused = client.post("/n/acme/settings/", body)
+    assert "is not an origin like https://app.example.com" in refused.content.decode()
+    assert Namespace.objects.get(slug="acme").portal_return_origins == []
+    body["portal_frame_origins"] = ""
+    body["erasure_grace_days"] = "7"
+    saved = client.post("/n/acme/settings/", body)
+    assert saved.status_code == 302
+    acme = Namespace.objects.get(slug="acme")
+    assert acme.portal_return_origins == ["https://app.example.com", "http://localhost:3000"]
+    assert acme.erasure_grace_days == 7

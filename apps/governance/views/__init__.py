@@ -29,6 +29,7 @@ from apps.governance.views.subjects import (
     subject_detail,
     subject_download,
     subject_pause,
+    subject_portal_link,
     subject_remove,
     subjects,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "subject_detail",
     "subject_download",
     "subject_pause",
+    "subject_portal_link",
     "subject_remove",
     "subjects",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -33,6 +34,8 @@ from apps.memories.services import (
     subject_export,
     subject_set_paused,
 )
+from apps.privacy.models import Flow
+from apps.privacy.services import LOCALES, portal_link_create
 
 # --- Subjects ------------------------------------------------------------------------------
 
@@ -90,6 +93,8 @@ def subject_detail(request: DashboardRequest, slug: str, subject_id: str) -> Htt
             counts=counts,
             sessions=sessions,
             explorer_url=explorer_url,
+            portal_flows=Flow.choices,
+            portal_languages=settings.LANGUAGES,
         ),
     )
 
@@ -142,4 +147,28 @@ def subject_remove(request: DashboardRequest, slug: str, subject_id: str) -> Htt
         request,
         "governance/subject_erase.html",
         page_context(request, namespace, subject=subject, form=form, counts=counts),
+    )
+
+
+@login_required
+@require_POST
+def subject_portal_link(request: DashboardRequest, slug: str, subject_id: str) -> HttpResponse:
+    """A one-time link to the privacy portal for this subject, shown once, to hand to the
+    person (by a channel the team trusts): it works once, for a few minutes."""
+    namespace = namespace_for_request(request, slug, EDITOR)
+    subject = subject_for(namespace, subject_id)
+    flow = request.POST.get("flow", Flow.OVERVIEW)
+    locale = request.POST.get("locale", "en")
+    issued = portal_link_create(
+        actor=actor_of(request),
+        namespace=namespace,
+        subject=subject,
+        base_url=settings.MEMORYHUB_PUBLIC_URL or request.build_absolute_uri("/"),
+        flow=flow if flow in Flow.values else Flow.OVERVIEW,
+        locale=locale if locale in LOCALES else "en",
+    )
+    return render(
+        request,
+        "governance/portal_link.html",
+        page_context(request, namespace, subject=subject, issued=issued),
     )

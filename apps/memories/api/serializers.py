@@ -116,6 +116,13 @@ class MemoryVersionListSerializer(serializers.Serializer):
     results = MemoryVersionSerializer(many=True)
 
 
+class SubjectSerializer(serializers.Serializer):
+    external_id = serializers.CharField()
+    paused = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    memories = serializers.IntegerField(help_text="Memories kept about the subject.")
+
+
 class ErasureReceiptSerializer(serializers.Serializer):
     subject_id = serializers.UUIDField()
     subject_fingerprint = serializers.CharField()

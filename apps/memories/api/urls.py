@@ -20,6 +20,11 @@ urlpatterns = [
         name="memory-versions",
     ),
     path(
+        "namespaces/<slug:namespace>/subjects/<str:external_id>",
+        views.SubjectView.as_view(),
+        name="subject-detail",
+    ),
+    path(
         "namespaces/<slug:namespace>/subjects/<str:external_id>/export",
         views.SubjectExportView.as_view(),
         name="subject-export",

@@ -25,6 +25,7 @@ from apps.memories.api.serializers import (
     MemoryUpdateSerializer,
     MemoryVersionListSerializer,
     MemoryVersionSerializer,
+    SubjectSerializer,
 )
 from apps.memories.row_encryption import KeyCache
 from memoryhub.api.pagination import NewestFirstCursorPagination
@@ -129,6 +130,19 @@ class MemoryVersionsView(NamespacedAPIView):
         memory = selectors.memory_get(namespace=self.namespace, memory_id=memory_id)
         versions = selectors.memory_versions_open(memory=memory)
         return Response({"results": MemoryVersionSerializer(versions, many=True).data})
+
+
+class SubjectView(NamespacedAPIView):
+    """A subject's state: whether they paused memory (then writes about them are refused
+    with 409 `subject_paused`, and their turns become no memories), and how many memories
+    are kept about them."""
+
+    required_permissions = {"GET": READ}
+
+    @extend_schema(responses={200: SubjectSerializer, **error_responses(401, 403, 404, 429)})
+    def get(self, request: Request, namespace: str, external_id: str) -> Response:
+        subject = selectors.subject_get(namespace=self.namespace, external_id=external_id)
+        return Response(SubjectSerializer(selectors.subject_state(subject=subject)).data)
 
 
 class SubjectExportView(NamespacedAPIView):

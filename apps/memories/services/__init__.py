@@ -4,6 +4,7 @@ transaction), by what they write: `memories`, `subjects` (with export and erasur
 from apps.memories.services.keys import data_keys_rotate
 from apps.memories.services.memories import (
     NewMemory,
+    capture_check,
     memories_create_bulk,
     memories_insert,
     memories_reembed,
@@ -11,7 +12,9 @@ from apps.memories.services.memories import (
     memory_create,
     memory_delete,
     memory_update,
+    pii_rejection_record,
     screen_content,
+    screen_for_subject,
     validate_content,
 )
 from apps.memories.services.review import (
@@ -42,6 +45,7 @@ __all__ = [
     "ErasureReceipt",
     "ExportPart",
     "NewMemory",
+    "capture_check",
     "data_keys_rotate",
     "memories_bulk_change",
     "memories_create_bulk",
@@ -56,7 +60,9 @@ __all__ = [
     "memory_restore",
     "memory_supersede_rollback",
     "memory_update",
+    "pii_rejection_record",
     "screen_content",
+    "screen_for_subject",
     "subject_erase",
     "subject_export",
     "subject_export_part_register",

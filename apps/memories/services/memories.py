@@ -119,6 +119,14 @@ def memory_create(
     a turn of that conversation at `position` (default: after the last one); its neighbours'
     context is refreshed in the same transaction.
     """
+    if subject_external_id is not None:
+        capture_check(namespace=namespace, subject_external_ids={subject_external_id})
+    found = screen_for_subject(
+        actor=actor,
+        namespace=namespace,
+        subject_external_id=subject_external_id,
+        contents=[content],
+    )
     source = dict(source or {})
     item = NewMemory(
         content=content,
@@ -144,7 +152,12 @@ def memory_create(
             subject_id=memory.subject_id,
             object_type="memory",
             object_id=str(memory.id),
-            details={"kind": kind, "bytes": len(content.encode()), "tokens": memory.token_count},
+            details={
+                "kind": kind,
+                "bytes": len(content.encode()),
+                "tokens": memory.token_count,
+                **({"pii": found, "pii_policy": namespace.pii_policy} if found else {}),
+            },
         )
     return memory
 
@@ -165,6 +178,10 @@ def memories_create_bulk(
     """
     if not items:
         return []
+    capture_check(
+        namespace=namespace,
+        subject_external_ids={i.subject_external_id for i in items if i.subject_external_id},
+    )
     with transaction.atomic():
         memories = memories_insert(
             actor=actor, namespace=namespace, items=items, keys=keys, embed=embed
@@ -290,6 +307,67 @@ def screen_content(namespace: Namespace, content: str) -> pii.Screened:
             status_code=422,
             details={"content": {"pii": rejected.types}},
         ) from None
+
+
+def screen_for_subject(
+    *, actor: Actor, namespace: Namespace, subject_external_id: str | None, contents: list[str]
+) -> list[str]:
+    """Screen a write about a subject before it is stored: the PII types found (for the
+    write's audit event). A refused write is audited here, with the subject and the types
+    (never the values), since nothing else of it is kept; then the 422 goes on."""
+    found: set[str] = set()
+    for content in contents:
+        try:
+            found.update(screen_content(namespace, content).types)
+        except ApplicationError as error:
+            pii_rejection_record(
+                actor=actor,
+                namespace=namespace,
+                subject_external_id=subject_external_id,
+                types=error.details.get("content", {}).get("pii", []),
+            )
+            raise
+    return sorted(found)
+
+
+def pii_rejection_record(
+    *, actor: Actor, namespace: Namespace, subject_external_id: str | None, types: list[str]
+) -> None:
+    """Audit a write the PII policy refused, with its subject (if known) and the types found,
+    never the values: the subject sees it in the privacy portal. Outside any transaction
+    that rolls back."""
+    subject = (
+        Subject.objects.filter(namespace=namespace, external_id=subject_external_id).first()
+        if subject_external_id
+        else None
+    )
+    if subject is None:
+        return  # nobody to show it to: the API's 422 says it all
+    audit_record(
+        actor=actor,
+        action="pii.rejected",
+        namespace=namespace,
+        subject_id=subject.pk,
+        outcome="denied",
+        details={"pii": sorted(types), "pii_policy": namespace.pii_policy},
+    )
+
+
+def capture_check(*, namespace: Namespace, subject_external_ids: set[str]) -> None:
+    """Refuse a write of memories about a subject who paused memory (privacy portal, or the
+    dashboard): 409 `subject_paused`."""
+    if not subject_external_ids:
+        return
+    paused = Subject.objects.filter(
+        namespace=namespace, external_id__in=subject_external_ids, paused=True
+    ).exists()
+    if paused:
+        raise ApplicationError(
+            "This subject has paused memory: nothing new is stored about them.",
+            code="subject_paused",
+            status_code=409,
+            details={"subject": ["paused"]},
+        )
 
 
 def _screened(namespace: Namespace, item: NewMemory, index: int, count: int) -> NewMemory:

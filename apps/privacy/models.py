@@ -1,0 +1,82 @@
+"""The privacy portal's state: single-use links, the sessions they open, and erasures a
+person asked for that wait out the namespace's grace period. Tokens are stored only as
+SHA-256 hashes; everything goes with the subject when it is erased."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class Flow(models.TextChoices):
+    """The task a portal link opens."""
+
+    OVERVIEW = "overview", _("Overview")
+    MEMORIES = "memories", _("What we remember")
+    EXPORT = "export", _("Export")
+    ERASE = "erase", _("Erase everything")
+    PAUSE = "pause", _("Pause memory")
+
+
+class PortalLink(models.Model):
+    """A link an app (or an admin) asked for: works once, until `expires_at`."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
+    )
+    subject = models.ForeignKey(
+        "memories.Subject", on_delete=models.CASCADE, related_name="portal_links"
+    )
+    token_hash = models.CharField(max_length=64, unique=True)
+    flow = models.CharField(max_length=16, choices=Flow.choices, default=Flow.OVERVIEW)
+    locale = models.CharField(max_length=16, default="en")
+    return_url = models.CharField(max_length=2000, blank=True)
+    created_by = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"portal link {self.id}"
+
+
+class PortalSession(models.Model):
+    """The session a link opened: bound to its one subject; ends when idle too long."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
+    )
+    subject = models.ForeignKey(
+        "memories.Subject", on_delete=models.CASCADE, related_name="portal_sessions"
+    )
+    link = models.OneToOneField(PortalLink, on_delete=models.CASCADE, related_name="session")
+    key_hash = models.CharField(max_length=64, unique=True)
+    locale = models.CharField(max_length=16, default="en")
+    return_url = models.CharField(max_length=2000, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"portal session {self.id}"
+
+
+class ScheduledErasure(models.Model):
+    """An erasure the subject asked for, waiting for `run_at` (cancellable until then)."""
+
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
+    )
+    subject = models.OneToOneField(
+        "memories.Subject", on_delete=models.CASCADE, related_name="scheduled_erasure"
+    )
+    requested_at = models.DateTimeField(default=timezone.now)
+    run_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"erasure of {self.subject_id} at {self.run_at:%Y-%m-%d %H:%M}"

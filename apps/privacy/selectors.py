@@ -1,0 +1,469 @@
+"""Reads of the privacy portal, always of one subject (the portal session's): what is
+remembered, grouped by kind, with where each memory came from, how often it was used and
+when it goes; its history; who used it; what the PII policy blocked. Decrypted text is
+returned for the page; it is the subject's own."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from django.db import connection
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.utils.formats import date_format
+from django.utils.translation import gettext as _
+
+from apps.accounts.models import ApiKey
+from apps.audit.models import ActorType, AuditEvent
+from apps.memories.embeddings import get_provider
+from apps.memories.fields import vector_literal
+from apps.memories.keyword_index import query_terms
+from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
+from apps.memories.row_encryption import KeyCache, open_memory, open_version
+from apps.privacy.models import ScheduledErasure
+from apps.recall.models import RecallLog
+
+PER_KIND = 10  # memories of each kind on the grouped page
+PAGE = 50  # memories on a page of one kind
+SEARCH_LIMIT = 100
+# Memories this close in meaning to a topic count as about it (all-MiniLM-L6-v2, cosine),
+# besides those that contain every word of it.
+TOPIC_COSINE = 0.5
+HISTORY_PAGE = 30
+LIGHT = ("embedding", "context_embedding", "token_index", "context_index")
+
+
+def current(subject: Subject) -> QuerySet[Memory]:
+    """What is remembered about the subject now: not superseded, ended or archived."""
+    return (
+        Memory.objects.filter(namespace_id=subject.namespace_id, subject=subject)
+        .filter(valid_to__isnull=True)
+        .exclude(status=Status.ARCHIVED)
+        .defer(*LIGHT)
+    )
+
+
+def history(subject: Subject) -> QuerySet[Memory]:
+    """What was remembered and no longer holds: superseded, ended, or archived."""
+    return (
+        Memory.objects.filter(namespace_id=subject.namespace_id, subject=subject)
+        .filter(Q(valid_to__isnull=False) | Q(status=Status.ARCHIVED))
+        .defer(*LIGHT)
+    )
+
+
+def memory_of(subject: Subject, memory_id: str) -> Memory | None:
+    """One memory of the subject (current or history), or None for anyone else's."""
+    try:
+        pk = uuid.UUID(str(memory_id))
+    except ValueError:
+        return None
+    return (
+        Memory.objects.filter(namespace_id=subject.namespace_id, subject=subject, pk=pk)
+        .defer(*LIGHT)
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class Item:
+    memory: Memory
+    content: str
+    origin: str  # where it came from, in words
+    uses: int  # answers it went into
+    keeps: str  # until when it is kept, in words
+    corrected: bool
+
+
+@dataclass
+class Group:
+    kind: str
+    label: str
+    count: int
+    items: list[Item] = field(default_factory=list)
+
+
+KIND_LABELS = {
+    Kind.SEMANTIC: lambda: _("Facts and preferences"),
+    Kind.EPISODIC: lambda: _("Things you said or did"),
+    Kind.PROCEDURAL: lambda: _("How you want to be answered"),
+}
+
+
+def kind_label(kind: str) -> str:
+    return KIND_LABELS[Kind(kind)]() if kind in Kind.values else kind
+
+
+@dataclass(frozen=True)
+class Summary:
+    counts: dict[str, int]
+    total: int
+    history: int
+    sessions: int
+    paused: bool
+    erasure: ScheduledErasure | None
+
+
+def summary(subject: Subject) -> Summary:
+    """The overview's figures: current memories by kind, history, conversations."""
+    counts = {
+        row["kind"]: row["n"] for row in current(subject).values("kind").annotate(n=Count("id"))
+    }
+    return Summary(
+        counts={kind: counts.get(kind, 0) for kind in Kind.values},
+        total=sum(counts.values()),
+        history=history(subject).count(),
+        sessions=subject.sessions.count(),
+        paused=subject.paused,
+        erasure=ScheduledErasure.objects.filter(subject=subject).first(),
+    )
+
+
+def _date(moment: datetime | None) -> str:
+    return date_format(timezone.localtime(moment), "DATE_FORMAT") if moment else ""
+
+
+def origin(memory: Memory) -> str:
+    """Where a memory came from, in words."""
+    source: dict[str, Any] = memory.source or {}
+    day = _date(memory.occurred_at or memory.created_at)
+    if source.get("document"):
+        title = (memory.metadata or {}).get("title")
+        if title:
+            return _("From the document “%(title)s”, added on %(day)s") % {
+                "title": title,
+                "day": day,
+            }
+        return _("From a document added on %(day)s") % {"day": day}
+    if source.get("summarized"):
+        return _("A summary of %(n)d earlier turns of a conversation, made on %(day)s") % {
+            "n": source["summarized"],
+            "day": day,
+        }
+    if source.get("session"):
+        if memory.kind == Kind.EPISODIC:
+            return _("What you said in the conversation “%(session)s” on %(day)s") % {
+                "session": source["session"],
+                "day": day,
+            }
+        return _("Learned from what you said in the conversation “%(session)s” on %(day)s") % {
+            "session": source["session"],
+            "day": day,
+        }
+    return _("Saved by the app on %(day)s") % {"day": day}
+
+
+def keeps(memory: Memory, retention_days: int | None) -> str:
+    """Until when a memory is kept, in words."""
+    if memory.expires_at:
+        return _("Forgotten on %(day)s") % {"day": _date(memory.expires_at)}
+    if retention_days:
+        return _("Kept until about %(day)s (the app keeps memories %(n)d days)") % {
+            "day": _date(memory.created_at + timedelta(days=retention_days)),
+            "n": retention_days,
+        }
+    return _("Kept until you or the app delete it")
+
+
+def uses(subject: Subject, ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
+    """How many recalls and contexts each of these memories went into."""
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT m, count(*) FROM {RecallLog._meta.db_table} r, unnest(r.memory_ids) m"  # noqa: S608
+            " WHERE r.namespace_id = %s AND r.subject_id = %s AND r.memory_ids && %s::uuid[]"
+            " AND m = ANY(%s::uuid[]) GROUP BY m",
+            [subject.namespace_id, subject.pk, ids, ids],
+        )
+        return {row[0]: row[1] for row in cursor.fetchall()}
+
+
+def items(subject: Subject, memories: list[Memory], keys: KeyCache) -> list[Item]:
+    counted = uses(subject, [m.pk for m in memories])
+    retention = subject.namespace.retention_days
+    return [
+        Item(
+            memory=m,
+            content=open_memory(keys, m),
+            origin=origin(m),
+            uses=counted.get(m.pk, 0),
+            keeps=keeps(m, retention),
+            corrected="corrected_at" in (m.metadata or {}),
+        )
+        for m in memories
+    ]
+
+
+def grouped(subject: Subject, keys: KeyCache) -> list[Group]:
+    """The current memories by kind: each kind's count and its newest PER_KIND."""
+    counts = dict(current(subject).values_list("kind").annotate(n=Count("id")))
+    groups = []
+    for kind in Kind.values:
+        newest = list(current(subject).filter(kind=kind).order_by("-created_at", "-id")[:PER_KIND])
+        groups.append(
+            Group(kind, kind_label(kind), counts.get(kind, 0), items(subject, newest, keys))
+        )
+    return groups
+
+
+def _cursor(memory: Memory) -> str:
+    raw = f"{memory.created_at.isoformat()}|{memory.pk}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _after(cursor: str) -> tuple[datetime, uuid.UUID] | None:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        created, pk = raw.split("|")
+        moment = parse_datetime(created)
+        return (moment, uuid.UUID(pk)) if moment else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Item]
+    total: int
+    next_cursor: str | None
+
+
+def kind_page(
+    subject: Subject, kind: str, keys: KeyCache, *, after: str = "", past: bool = False
+) -> Page:
+    """A page of one kind's memories (or of the history), newest first, by keyset."""
+    memories = history(subject) if past else current(subject).filter(kind=kind)
+    total = memories.count()
+    ordered = memories.order_by("-created_at", "-id")
+    parsed = _after(after) if after else None
+    if parsed:
+        moment, pk = parsed
+        ordered = ordered.filter(Q(created_at__lt=moment) | Q(created_at=moment, pk__lt=pk))
+    rows = list(ordered[: PAGE + 1])
+    more = len(rows) > PAGE
+    rows = rows[:PAGE]
+    return Page(items(subject, rows, keys), total, _cursor(rows[-1]) if more and rows else None)
+
+
+def search(subject: Subject, query: str, keys: KeyCache) -> list[Item]:
+    """The subject's memories (current and history) about `query`: those holding every word
+    of it, and those close to it in meaning; newest first."""
+    query = query.strip()
+    if not query:
+        return []
+    terms = query_terms(query, keys.index_key(subject.namespace_id))
+    mine = Memory.objects.filter(namespace_id=subject.namespace_id, subject=subject)
+    ids: set[uuid.UUID] = set()
+    if terms:
+        ids |= set(
+            mine.filter(token_index__contains=terms).values_list("id", flat=True)[:SEARCH_LIMIT]
+        )
+    vector = np.asarray(get_provider().embed_query(query), dtype=np.float32)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {Memory._meta.db_table} WHERE namespace_id = %s AND subject_id = %s"  # noqa: S608
+            " AND embedding IS NOT NULL AND 1 - (embedding <=> %s::vector) >= %s"
+            " ORDER BY embedding <=> %s::vector LIMIT %s",
+            [
+                subject.namespace_id,
+                subject.pk,
+                vector_literal(vector),
+                TOPIC_COSINE,
+                vector_literal(vector),
+                SEARCH_LIMIT,
+            ],
+        )
+        ids |= {row[0] for row in cursor.fetchall()}
+    found = list(mine.filter(pk__in=ids).defer(*LIGHT).order_by("-created_at", "-id"))
+    return items(subject, found, keys)
+
+
+@dataclass(frozen=True)
+class Version:
+    version: int
+    content: str
+    when: datetime
+    by: str  # who changed it, in words
+    reason: str
+
+
+def by_whom(changed_by: str) -> str:
+    kind = changed_by.partition(":")[0]
+    names: dict[str, str] = {
+        ActorType.SUBJECT: _("you"),
+        ActorType.USER: _("an administrator"),
+        ActorType.API_KEY: _("the app"),
+    }
+    return names.get(kind, _("MemoryHub"))
+
+
+def versions(memory: Memory, keys: KeyCache) -> list[Version]:
+    rows = MemoryVersion.objects.filter(memory=memory).order_by("-version")
+    return [
+        Version(
+            v.version,
+            open_version(keys, v, memory.subject_id, memory.namespace_id),
+            v.created_at,
+            by_whom(v.changed_by),
+            v.reason,
+        )
+        for v in rows
+    ]
+
+
+def related(subject: Subject, memory: Memory, keys: KeyCache) -> dict[str, Item | None]:
+    """The memory that replaced this one, and the one it replaced, if they are still here."""
+    metadata = memory.metadata or {}
+    successor = metadata.get("superseded_by")
+    before = (metadata.get("supersedes") or [None])[0]
+    found = {}
+    for name, pk in (("successor", successor), ("predecessor", before)):
+        other = memory_of(subject, pk) if pk else None
+        found[name] = items(subject, [other], keys)[0] if other else None
+    return found
+
+
+# --- Who used what ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Use:
+    when: datetime
+    who: str  # the app's key name, or an administrator
+    purpose: str  # in words
+    memories: list[tuple[uuid.UUID, str]]  # (id, content) of those still remembered
+
+
+def access_history(
+    subject: Subject, keys: KeyCache, *, before: str = ""
+) -> tuple[list[Use], str | None]:
+    """Who used the subject's memories, newest first: apps' recalls and contexts (the recall
+    log), and administrators' views of them in the dashboard (the audit log)."""
+    limit = HISTORY_PAGE
+    until = parse_datetime(before) if before else None
+    logs = RecallLog.objects.filter(namespace_id=subject.namespace_id, subject=subject)
+    reads = AuditEvent.objects.filter(
+        Q(subject_id=subject.pk) | Q(details__subjects__contains=[str(subject.pk)]),
+        namespace_id=subject.namespace_id,
+        action__startswith="dashboard.read.",
+    )
+    if until:
+        logs = logs.filter(created_at__lt=until)
+        reads = reads.filter(created_at__lt=until)
+    recent_logs = list(logs.order_by("-created_at")[: limit + 1])
+    recent_reads = list(reads.order_by("-created_at")[: limit + 1])
+    names = dict(
+        ApiKey.objects.filter(
+            prefix__in={r.actor_id for r in recent_logs if r.actor_type == ActorType.API_KEY}
+        ).values_list("prefix", "name")
+    )
+    mine_ids: set[uuid.UUID] = set()
+    for log in recent_logs:
+        mine_ids.update(log.memory_ids)
+    for event in recent_reads:
+        if event.object_type == "memory" and event.object_id:
+            mine_ids.add(uuid.UUID(event.object_id))
+        mine_ids.update(uuid.UUID(i) for i in (event.details or {}).get("memory_ids", []))
+    opened = {
+        m.pk: m
+        for m in Memory.objects.filter(
+            namespace_id=subject.namespace_id, subject=subject, pk__in=mine_ids
+        ).defer(*LIGHT)
+    }
+
+    def named(ids: list[uuid.UUID]) -> list[tuple[uuid.UUID, str]]:
+        return [(i, open_memory(keys, opened[i])) for i in ids if i in opened]
+
+    uses: list[Use] = []
+    for log in recent_logs:
+        shown = named(list(log.memory_ids))
+        if log.actor_type == ActorType.API_KEY:
+            who = _("the app “%(name)s”") % {"name": names.get(log.actor_id, log.actor_id)}
+        else:
+            who = _("an administrator")
+        purpose = {
+            "recall": _("to answer you (recall)"),
+            "context": _("to build the context of an answer"),
+            "playground": _("to try out prompts in the playground"),
+        }.get(log.purpose, log.purpose)
+        uses.append(Use(log.created_at, who, purpose, shown))
+    for event in recent_reads:
+        ids = [uuid.UUID(i) for i in (event.details or {}).get("memory_ids", [])]
+        if event.object_type == "memory" and event.object_id:
+            ids.append(uuid.UUID(event.object_id))
+        shown = named(ids)
+        if event.object_type == "memory" and not shown:
+            continue  # another person's memories on the same page
+        uses.append(
+            Use(
+                event.created_at,
+                _("an administrator (%(name)s)") % {"name": event.actor_name or "?"},
+                _("viewed in the dashboard"),
+                shown,
+            )
+        )
+    uses.sort(key=lambda u: u.when, reverse=True)
+    more = len(uses) > limit
+    uses = uses[:limit]
+    return uses, (uses[-1].when.isoformat() if more and uses else None)
+
+
+# --- What the PII policy blocked ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Blocked:
+    when: datetime
+    categories: list[str]
+    outcome: str  # what happened to the write, in words
+
+
+PII_NAMES = {
+    "email": lambda: _("e-mail address"),
+    "phone": lambda: _("phone number"),
+    "card": lambda: _("card number"),
+    "iban": lambda: _("bank account (IBAN)"),
+    "ssn": lambda: _("national id number"),
+    "secret": lambda: _("password or secret key"),
+}
+
+
+def pii_name(category: str) -> str:
+    return PII_NAMES[category]() if category in PII_NAMES else category.replace("_", " ")
+
+
+def blocked(subject: Subject) -> list[Blocked]:
+    """The writes about the subject in which the PII policy found personal data: when, which
+    categories, and what it did. Never the values (they were never recorded)."""
+    events = (
+        AuditEvent.objects.filter(
+            namespace_id=subject.namespace_id, subject_id=subject.pk, details__has_key="pii"
+        )
+        .exclude(details__pii=[])
+        .order_by("-id")[:200]
+    )
+    outcomes = {
+        "redact": _("removed before anything was stored"),
+        "reject": _("refused: nothing was stored"),
+        "tag": _("stored, and marked as personal data"),
+        "allow": _("stored as written (the app allows it)"),
+    }
+    found = []
+    for event in events:
+        details = event.details or {}
+        policy = details.get("pii_policy") or ("reject" if event.outcome == "denied" else "")
+        found.append(
+            Blocked(
+                event.created_at,
+                [pii_name(c) for c in details.get("pii", [])],
+                outcomes.get(policy, _("screened")),
+            )
+        )
+    return found

@@ -1,0 +1,208 @@
+"""Portal links and sessions: single use, short-lived, unforgeable, bound to one subject of
+one namespace. A session cookie used against any other subject's portal URL finds nothing."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, get_resolver, reverse
+from django.utils import timezone
+
+from apps.audit.models import AuditEvent
+from apps.memories.models import Memory, Subject
+from apps.privacy import urls as portal_urls
+from apps.privacy.models import PortalLink, PortalSession
+from apps.privacy.views import COOKIE
+from tests.privacy.conftest import link_for, open_portal
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_link_opens_a_session_once_and_leaves_the_address_bar(acme, story) -> None:
+    link = link_for(acme, "u1", flow="memories")
+    browser = Client()
+    response = browser.get(link["url"])
+    assert response.status_code == 303
+    subject = Subject.objects.get(external_id="u1")
+    assert response["Location"] == f"/portal/{subject.pk}/memories/"
+    assert response["Referrer-Policy"] == "no-referrer"
+    cookie = response.cookies[COOKIE]
+    assert cookie["httponly"]
+    assert cookie["path"] == "/portal/"
+    assert cookie["samesite"] == "Lax"
+    session = PortalSession.objects.get()
+    assert cookie.value not in session.key_hash  # stored as a hash only
+    assert browser.get(response["Location"]).status_code == 200
+    event = AuditEvent.objects.get(action="portal.session.start", outcome="success")
+    assert (event.actor_type, event.subject_id) == ("subject", subject.pk)
+
+
+def test_a_replayed_link_gets_a_clear_page_and_nothing_else(acme, story) -> None:
+    link = link_for(acme, "u1", locale="zh-hans")
+    assert Client().get(link["url"]).status_code == 303
+    replay = Client()
+    response = replay.get(link["url"])
+    assert response.status_code == 410
+    assert COOKIE not in response.cookies
+    assert "这个链接已经用过了" in response.content.decode()  # in the link's language
+    assert PortalSession.objects.count() == 1
+    denied = AuditEvent.objects.get(action="portal.session.start", outcome="denied")
+    assert denied.details == {"reason": "used_link"}
+
+
+def test_an_expired_link_is_refused(acme, story) -> None:
+    link = link_for(acme, "u1")
+    PortalLink.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    response = Client().get(link["url"])
+    assert response.status_code == 410
+    assert "This link has expired" in response.content.decode()
+    assert not PortalSession.objects.exists()
+
+
+@pytest.mark.parametrize("token", ["forged", "A" * 43, "x" * 500])
+def test_a_forged_token_is_refused(acme, story, token) -> None:
+    link_for(acme, "u1")
+    response = Client(headers={"accept-language": "zh-hans"}).get(f"/portal/enter/{token}")
+    assert response.status_code == 404
+    assert "这个链接无效" in response.content.decode()  # the browser's language
+    assert not PortalSession.objects.exists()
+    assert PortalLink.objects.get().used_at is None
+
+
+def test_a_link_of_another_namespace_opens_only_its_own_subject(acme, globex, story) -> None:
+    other = open_portal(globex, "u1")  # the same external id, in globex
+    mine = Subject.objects.get(namespace=acme.namespace, external_id="u1")
+    assert other.subject != mine
+    assert other.client.get(other.url()).status_code == 200
+    assert other.client.get(f"/portal/{mine.pk}/").status_code == 404
+    page = other.client.get(other.url("memories/")).content.decode()
+    assert "Shanghai" not in page  # acme's u1 lives in Shanghai; globex's u1 has nothing
+
+
+def test_an_idle_session_ends(acme, story, settings) -> None:
+    portal = open_portal(acme)
+    PortalSession.objects.update(
+        last_seen_at=timezone.now() - timedelta(minutes=settings.MEMORYHUB_PORTAL_IDLE_MINUTES + 1)
+    )
+    assert portal.client.get(portal.url()).status_code == 404
+
+
+def test_leaving_ends_the_session(acme, story) -> None:
+    portal = open_portal(acme)
+    response = portal.client.post(portal.url("leave/"))
+    assert response.status_code == 200
+    assert PortalSession.objects.get().ended_at is not None
+    assert portal.client.get(portal.url()).status_code == 404
+
+
+def _portal_routes() -> list[URLPattern]:
+    return [p for p in portal_urls.urlpatterns if "subject_id" in p.pattern.converters]
+
+
+def _urls_for(subject_id, memory_id) -> list[tuple[str, str]]:
+    found = []
+    for pattern in _portal_routes():
+        kwargs = {"subject_id": subject_id}
+        if "memory_id" in str(pattern.pattern):
+            kwargs["memory_id"] = memory_id
+        url = reverse(f"privacy:{pattern.name}", kwargs=kwargs)
+        found.extend((method, url) for method in ("get", "post"))
+    return found
+
+
+def test_every_portal_url_is_in_the_matrix() -> None:
+    names = {p.name for p in _portal_routes()}
+    assert names == {
+        "overview", "memories", "memory", "correct", "delete", "forget", "export",
+        "export_json", "export_print", "erase", "erase_cancel", "pause", "activity",
+        "blocked", "language", "leave",
+    }  # fmt: skip
+    # Every portal page is routed under /portal/ and nothing else is.
+    portal = [p for p in get_resolver().url_patterns if getattr(p, "app_name", "") == "privacy"]
+    assert portal
+
+
+def test_a_session_cookie_finds_nothing_at_another_subjects_urls(acme, story) -> None:
+    """The matrix: every portal URL of subject u2 (its own memory's too), GET and POST, with
+    u1's session cookie, answers 404 and changes nothing."""
+    portal = open_portal(acme, "u1")
+    other = Subject.objects.get(external_id="u2")
+    before = (Memory.objects.filter(subject=other).count(), other.paused)
+    urls = _urls_for(other.pk, story.other.pk)
+    assert len(urls) == 2 * len(_portal_routes())
+    for method, url in urls:
+        body = {"q": "bees", "content": "x", "confirmation": "erase everything", "paused": "1",
+                "confirm": "1", "memory": str(story.other.pk), "language": "zh-hans"}  # fmt: skip
+        response = getattr(portal.client, method)(url, body if method == "post" else None)
+        assert response.status_code == 404, (method, url, response.status_code)
+        assert b"bees" not in response.content
+    other.refresh_from_db()
+    assert (Memory.objects.filter(subject=other).count(), other.paused) == before
+    # And u1's own memory id under u1's URLs is found, while u2's is not.
+    assert portal.client.get(portal.url(f"memories/{story.fact.pk}/")).status_code == 200
+    assert portal.client.get(portal.url(f"memories/{story.other.pk}/")).status_code == 404
+    assert portal.client.post(portal.url(f"memories/{story.other.pk}/delete/")).status_code == 404
+    assert Memory.objects.filter(pk=story.other.pk).exists()
+
+
+def test_without_a_cookie_every_portal_url_is_not_found(acme, story) -> None:
+    subject = Subject.objects.get(external_id="u1")
+    client = Client()
+    for method, url in _urls_for(subject.pk, story.fact.pk):
+        assert getattr(client, method)(url).status_code == 404, (method, url)
+
+
+def test_csrf_is_enforced(acme, story) -> None:
+    link = link_for(acme, "u1")
+    browser = Client(enforce_csrf_checks=True)
+    landing = browser.get(link["url"])["Location"]
+    response = browser.post(landing.replace("/portal/", "/portal/", 1) + "pause/", {"paused": "1"})
+    assert response.status_code == 403
+    assert Subject.objects.get(external_id="u1").paused is False
+
+
+def test_portal_requests_are_rate_limited_per_session(acme, story, settings) -> None:
+    settings.MEMORYHUB_PORTAL_SESSION_RATE = "5/m"
+    portal = open_portal(acme)
+    codes = [portal.client.get(portal.url()).status_code for _ in range(7)]
+    assert codes[:5] == [200] * 5
+    assert codes[5:] == [429, 429]
+    # Another session (another person at the same address) is not held back by it.
+    assert (
+        open_portal(acme, "u2").client.get(f"/portal/{story.other.subject_id}/").status_code == 200
+    )
+
+
+def test_portal_requests_are_rate_limited_per_address(acme, story, settings) -> None:
+    settings.MEMORYHUB_PORTAL_ADDRESS_RATE = "3/m"
+    link = link_for(acme, "u1")
+    browser = Client()
+    landing = browser.get(link["url"])["Location"]  # 1
+    codes = [browser.get(landing).status_code for _ in range(3)]  # 2, 3, 4
+    assert codes == [200, 200, 429]
+    assert Client().get("/portal/enter/whatever").status_code == 429  # same address
+
+
+def test_pages_are_never_cached_nor_framed(acme, story) -> None:
+    portal = open_portal(acme)
+    response = portal.client.get(portal.url("memories/"))
+    assert "no-store" in response["Cache-Control"]
+    assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+    assert response["X-Frame-Options"] == "DENY"
+
+
+def test_a_namespace_may_allow_embedding_origins(acme, story) -> None:
+    from apps.audit.actors import Actor
+    from apps.namespaces.services import namespace_update
+
+    namespace_update(
+        actor=Actor.system("t"),
+        namespace=acme.namespace,
+        portal_frame_origins=["https://app.example.com"],
+    )
+    portal = open_portal(acme)
+    response = portal.client.get(portal.url())
+    assert "frame-ancestors https://app.example.com" in response["Content-Security-Policy"]
+    assert "X-Frame-Options" not in response
