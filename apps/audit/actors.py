@@ -55,10 +55,16 @@ class Actor:
         )
 
     @classmethod
-    def for_subject(cls, subject_id: object, request: HttpRequest | None = None) -> Actor:
+    def for_subject(
+        cls, subject_id: object, request: HttpRequest | None = None, *, session: object = ""
+    ) -> Actor:
         """The person a memory is about, in the privacy portal: known by the subject's id
-        (never the app's external id, which may be an e-mail address)."""
-        return cls(type=ActorType.SUBJECT, id=str(subject_id), name="", **_request_fields(request))
+        (never the app's external id, which may be an e-mail address), named by the portal
+        session they act in (whose start event says who asked for its link)."""
+        name = f"portal session {session}" if session else ""
+        return cls(
+            type=ActorType.SUBJECT, id=str(subject_id), name=name, **_request_fields(request)
+        )
 
     @classmethod
     def anonymous(cls, request: HttpRequest | None = None, *, claimed_id: str = "") -> Actor:

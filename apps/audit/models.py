@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
+from django.db.models import Q
+from django.db.models.fields.json import KeyTransform
 from django.utils.translation import gettext_lazy as _
 
 
@@ -56,6 +59,13 @@ class AuditEvent(models.Model):
             models.Index(fields=["actor_name", "id"], name="audit_by_actor"),
             models.Index(fields=["outcome", "id"], name="audit_by_outcome"),
             models.Index(fields=["created_at", "id"], name="audit_by_time"),
+            # A dashboard page that showed several people's memories names them in
+            # `details.subjects`: each person's access history finds those reads by it.
+            GinIndex(
+                KeyTransform("subjects", "details"),
+                name="audit_read_subjects",
+                condition=Q(details__has_key="subjects"),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.namespaces.models import Membership, MembershipRole, Namespace, PiiPolicy
+from apps.namespaces.origins import normalize_origin
 from memoryhub.exceptions import ApplicationError
 
 _UPDATABLE = (
@@ -70,6 +71,19 @@ def namespace_update(*, actor: Actor, namespace: Namespace, **changes: Any) -> N
         raise ApplicationError("Unknown namespace fields.", details={"fields": sorted(unknown)})
     if "pii_policy" in changes and changes["pii_policy"] not in PiiPolicy.values:
         raise ApplicationError("Unknown PII policy.", details={"pii_policy": changes["pii_policy"]})
+    for name in ("portal_return_origins", "portal_frame_origins"):
+        if name in changes:  # they reach a CSP header and a redirect check: origins only
+            try:
+                changes[name] = list(dict.fromkeys(normalize_origin(o) for o in changes[name]))
+            except (ValueError, TypeError):
+                raise ApplicationError(
+                    "Not a list of origins like https://app.example.com.",
+                    details={name: ["origins only"]},
+                ) from None
+    if "erasure_grace_days" in changes and not 0 <= int(changes["erasure_grace_days"]) <= 30:
+        raise ApplicationError(
+            "The erasure grace period is 0 to 30 days.", details={"erasure_grace_days": ["0-30"]}
+        )
     with transaction.atomic():
         namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
         for name, value in changes.items():

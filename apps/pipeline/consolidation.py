@@ -25,8 +25,8 @@ from apps.facts.rules import Ending, slot_group, speaks_of, substitute
 from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
 from apps.memories.keyword_index import index_terms
-from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
-from apps.memories.row_encryption import KeyCache, open_memory, open_version
+from apps.memories.models import Kind, Memory, Status, Subject
+from apps.memories.row_encryption import KeyCache, open_memory, open_row
 from apps.memories.services import (
     NewMemory,
     memories_insert,
@@ -39,6 +39,7 @@ from apps.pipeline.models import (
     ConsolidationLog,
     Decision,
     Job,
+    Message,
     Session,
 )
 from memoryhub.exceptions import ApplicationError
@@ -51,17 +52,35 @@ SAME_COSINE = 0.985  # this close is the same statement whatever the tokens
 KEPT_CORRECTION = "kept the subject's correction, newer than this turn"
 
 
-def _corrected_away(keys: KeyCache, memory_id: Any, content: str) -> bool:
-    """Whether `content` is a wording the subject corrected away from this memory (an app
-    that sends the whole conversation again would otherwise bring the old value back)."""
-    said = " ".join(content.casefold().split())
-    memory = Memory.objects.only("id", "namespace_id", "subject_id", "version").get(pk=memory_id)
-    earlier = MemoryVersion.objects.filter(memory_id=memory_id, version__lt=memory.version)
-    return any(
-        " ".join(open_version(keys, v, memory.subject_id, memory.namespace_id).casefold().split())
-        == said
-        for v in earlier
-    )
+REPLAY_LOOKBACK = 2000  # earlier turns of a session compared with a batch's new ones
+
+
+def replayed_turn_times(
+    *, keys: KeyCache, subject: Subject, session: Session, turns: list[extraction.Turn]
+) -> dict[int, datetime]:
+    """For the turns of a batch that repeat an earlier turn of the same session word for
+    word (an app that sends the whole conversation again), the time of that first saying,
+    by position: a correction the subject made since then stands over them. Only looked up
+    when the subject has corrected something (privacy portal)."""
+    if (
+        not turns
+        or not Memory.objects.filter(
+            namespace_id=subject.namespace_id, subject=subject, metadata__has_key="corrected_at"
+        ).exists()
+    ):
+        return {}
+    first = min(turn.position for turn in turns)
+    earlier: dict[tuple[str, str], datetime] = {}
+    rows = Message.objects.filter(session=session, position__lt=first).order_by("-position")
+    for row in rows[:REPLAY_LOOKBACK]:
+        said = " ".join(open_row(keys, row, subject.namespace_id, subject.pk).split())
+        earlier[(row.role, said)] = row.created_at  # the earliest wins: newest first
+    replayed = {}
+    for turn in turns:
+        when = earlier.get((turn.role, " ".join(turn.content.split())))
+        if when is not None:
+            replayed[turn.position] = when
+    return replayed
 
 
 def _corrected_since(corrected_at: str | None, when: datetime | None) -> bool:
@@ -105,7 +124,8 @@ def consolidate_and_store(
 
     A fact its subject corrected in the privacy portal is never replaced, merged into or
     ended by what a turn said before the correction (`said_at`: each turn's time by
-    position; without it, now): the correction stands over the older extracted value."""
+    position, a replayed turn's being its first saying (`replayed_turn_times`); without it,
+    now): the correction stands over the older extracted value."""
     decisions: dict[str, int] = {}
     memory_ids: list[str] = []
     logs: list[ConsolidationLog] = []
@@ -306,9 +326,7 @@ def _consolidate_one(
         if set(tokens) == set(token_index) or (not slot and set(tokens) <= set(token_index)):
             log(Decision.NOOP, "near-duplicate of a current fact", memory_id, memory_id, similarity)
             return
-        if _corrected_since(corrected_at, when) or (
-            corrected_at and _corrected_away(keys, memory_id, candidate.content)
-        ):
+        if _corrected_since(corrected_at, when):
             log(Decision.NOOP, KEPT_CORRECTION, memory_id, memory_id, similarity)
             return
         if slot or review:
@@ -350,9 +368,7 @@ def _consolidate_one(
         else []
     )
     for memory_id, corrected_at in slotted:
-        if _corrected_since(corrected_at, when) or (
-            corrected_at and _corrected_away(keys, memory_id, candidate.content)
-        ):
+        if _corrected_since(corrected_at, when):
             log(Decision.NOOP, KEPT_CORRECTION, memory_id, memory_id)
             return
     previous: list[uuid.UUID | None] = [memory_id for memory_id, _ in slotted]

@@ -24,7 +24,7 @@ from apps.memories.models import Subject
 from apps.memories.row_encryption import KeyCache, open_row
 from apps.memories.services import memories_reembed
 from apps.pipeline import extraction
-from apps.pipeline.consolidation import consolidate_and_store
+from apps.pipeline.consolidation import consolidate_and_store, replayed_turn_times
 from apps.pipeline.llm import LlmOutputError, LlmRefused, LlmUnavailable
 from apps.pipeline.models import (
     ConsolidationLog,
@@ -104,7 +104,10 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
             message_by_position=by_position,
             keys=keys,
             job=job,
-            said_at={rows[i].position: rows[i].created_at for i in ids if i in rows},
+            said_at={
+                **{rows[i].position: rows[i].created_at for i in ids if i in rows},
+                **replayed_turn_times(keys=keys, subject=subject, session=session, turns=turns),
+            },
         )
         summary = session_summary_update(keys=keys, session=session, summarizer=summarizer)
         job.status = JobStatus.SUCCEEDED

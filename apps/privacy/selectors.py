@@ -36,6 +36,7 @@ SEARCH_LIMIT = 100
 # besides those that contain every word of it.
 TOPIC_COSINE = 0.5
 HISTORY_PAGE = 30
+MEMORY_TABLE = Memory._meta.db_table
 LIGHT = ("embedding", "context_embedding", "token_index", "context_index")
 
 
@@ -266,17 +267,18 @@ def search(subject: Subject, query: str, keys: KeyCache) -> list[Item]:
             mine.filter(token_index__contains=terms).values_list("id", flat=True)[:SEARCH_LIMIT]
         )
     vector = np.asarray(get_provider().embed_query(query), dtype=np.float32)
+    # The subject's own rows, scanned exactly (OFFSET 0 keeps the planner off the namespace's
+    # HNSW index, which would walk every subject's vectors to find the few close enough).
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id FROM {Memory._meta.db_table} WHERE namespace_id = %s AND subject_id = %s"  # noqa: S608
-            " AND embedding IS NOT NULL AND 1 - (embedding <=> %s::vector) >= %s"
-            " ORDER BY embedding <=> %s::vector LIMIT %s",
+            f"SELECT id FROM (SELECT id, embedding <=> %s::vector AS distance FROM {MEMORY_TABLE}"  # noqa: S608
+            " WHERE namespace_id = %s AND subject_id = %s AND embedding IS NOT NULL OFFSET 0)"
+            " mine WHERE distance <= %s ORDER BY distance LIMIT %s",
             [
+                vector_literal(vector),
                 subject.namespace_id,
                 subject.pk,
-                vector_literal(vector),
-                TOPIC_COSINE,
-                vector_literal(vector),
+                1 - TOPIC_COSINE,
                 SEARCH_LIMIT,
             ],
         )
@@ -347,18 +349,28 @@ def access_history(
     """Who used the subject's memories, newest first: apps' recalls and contexts (the recall
     log), and administrators' views of them in the dashboard (the audit log)."""
     limit = HISTORY_PAGE
-    until = parse_datetime(before) if before else None
+    try:
+        until = parse_datetime(before) if before else None
+    except ValueError:  # well-formed but no such time ("2024-13-01"): the first page
+        until = None
+    if until is not None and timezone.is_naive(until):
+        until = timezone.make_aware(until, timezone.get_current_timezone())
     logs = RecallLog.objects.filter(namespace_id=subject.namespace_id, subject=subject)
+    # The reads of this person's memories alone (by the subject index), and of theirs among
+    # others' (by the partial index on details.subjects): two index lookups, merged below.
     reads = AuditEvent.objects.filter(
-        Q(subject_id=subject.pk) | Q(details__subjects__contains=[str(subject.pk)]),
-        namespace_id=subject.namespace_id,
-        action__startswith="dashboard.read.",
+        namespace_id=subject.namespace_id, action__startswith="dashboard.read."
     )
+    alone = reads.filter(subject_id=subject.pk)
+    among = reads.filter(details__has_key="subjects", details__subjects__contains=[str(subject.pk)])
     if until:
         logs = logs.filter(created_at__lt=until)
-        reads = reads.filter(created_at__lt=until)
+        alone = alone.filter(created_at__lt=until)
+        among = among.filter(created_at__lt=until)
     recent_logs = list(logs.order_by("-created_at")[: limit + 1])
-    recent_reads = list(reads.order_by("-created_at")[: limit + 1])
+    recent_reads = list(alone.order_by("-id")[: limit + 1]) + list(
+        among.order_by("-id")[: limit + 1]
+    )
     names = dict(
         ApiKey.objects.filter(
             prefix__in={r.actor_id for r in recent_logs if r.actor_type == ActorType.API_KEY}

@@ -8,7 +8,9 @@ once, and stored only as SHA-256 hashes (256-bit secrets: no dictionary can gues
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_denied, audit_record
-from apps.memories.models import Memory, Status, Subject
+from apps.memories.models import Kind, Memory, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.memories.services import (
     ErasureReceipt,
@@ -33,8 +35,11 @@ from apps.memories.services import (
 )
 from apps.namespaces.models import Namespace
 from apps.namespaces.origins import url_allowed
+from apps.pipeline.models import Message
 from apps.privacy.models import Flow, PortalLink, PortalSession, ScheduledErasure
 from memoryhub.exceptions import ApplicationError
+
+logger = logging.getLogger(__name__)
 
 LOCALES = ("en", "zh-hans")
 # What the corrected memory's metadata says: when its subject corrected it (consolidation
@@ -162,14 +167,16 @@ def portal_enter(*, token: str, request: Any = None) -> tuple[PortalSession, str
                 created_at=now,
                 last_seen_at=now,
             )
+            # Who asked for the link: every later action of the session names the session
+            # (the actor's name), so it leads back here even after the subject is erased.
             audit_record(
-                actor=Actor.for_subject(link.subject_id, request),
+                actor=Actor.for_subject(link.subject_id, request, session=session.pk),
                 action="portal.session.start",
                 namespace=link.namespace,
                 subject_id=link.subject_id,
                 object_type="portal_session",
                 object_id=str(session.pk),
-                details={"flow": link.flow},
+                details={"flow": link.flow, "link": str(link.pk), "link_by": link.created_by},
             )
             return session, key
     reason, spent = refused
@@ -204,9 +211,40 @@ def portal_session_for(*, key: str, subject_id: str) -> PortalSession | None:
     return session
 
 
-def portal_locale_set(*, session: PortalSession, locale: str) -> PortalSession:
+def portal_refusal_record(*, key: str, subject_id: str, request: Any = None) -> None:
+    """A live portal session used at another subject's address: audited as denied (ids
+    only), so a probe leaves a trace. Requests without a session are not recorded."""
+    if not key or len(key) > 200:
+        return
+    session = (
+        PortalSession.objects.select_related("namespace")
+        .filter(key_hash=token_hash(key), ended_at__isnull=True)
+        .first()
+    )
+    if session is None or str(session.subject_id) == str(subject_id):
+        return
+    audit_denied(
+        actor=Actor.for_subject(session.subject_id, request, session=session.pk),
+        action="portal.access",
+        namespace=session.namespace,
+        subject_id=session.subject_id,
+        reason="another_subject",
+    )
+
+
+def portal_locale_set(*, actor: Actor, session: PortalSession, locale: str) -> PortalSession:
     session.locale = locale_of(locale)
-    PortalSession.objects.filter(pk=session.pk).update(locale=session.locale)
+    with transaction.atomic():
+        PortalSession.objects.filter(pk=session.pk).update(locale=session.locale)
+        audit_record(
+            actor=actor,
+            action="portal.language",
+            namespace=session.namespace,
+            subject_id=session.subject_id,
+            object_type="portal_session",
+            object_id=str(session.pk),
+            details={"locale": session.locale},
+        )
     return session
 
 
@@ -264,7 +302,16 @@ def memories_forget(
         )
         if not mine:
             return 0
+        # A conversation turn is also the session's record of it (the context's recent
+        # turns): deleting the memory deletes the turn too.
+        turns = []
+        for message in Memory.objects.filter(pk__in=mine, kind=Kind.EPISODIC).values_list(
+            "source__message", flat=True
+        ):
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                turns.append(uuid.UUID(str(message)))
         counts = memories_purge_batch(namespace=subject.namespace, ids=mine)
+        counts["turns"], _ = Message.objects.filter(session__subject=subject, pk__in=turns).delete()
         single = len(mine) == 1 and not topic
         audit_record(
             actor=actor,
@@ -324,13 +371,28 @@ def erasure_cancel(*, actor: Actor, subject: Subject) -> bool:
 
 
 def erasures_run_due(*, now: datetime | None = None) -> int:
-    """Run the scheduled erasures whose time has come (each in its own transaction, so one
-    failure leaves the others done). Returns how many ran."""
+    """Run the scheduled erasures whose time has come, each in its own transaction and
+    taken by one worker only (rows locked, others skipped): a failure is logged (ids only)
+    and the others still run; it is tried again next time. Returns how many ran."""
     now = now or timezone.now()
     done = 0
-    for scheduled in ScheduledErasure.objects.filter(run_at__lte=now).select_related(
-        "subject__namespace"
-    ):
-        subject_erase(actor=Actor.system("portal erasure, as scheduled"), subject=scheduled.subject)
+    due = list(ScheduledErasure.objects.filter(run_at__lte=now).values_list("pk", flat=True))
+    for pk in due:
+        try:
+            with transaction.atomic():
+                scheduled = (
+                    ScheduledErasure.objects.select_for_update(skip_locked=True)
+                    .select_related("subject__namespace")
+                    .filter(pk=pk, run_at__lte=now)
+                    .first()
+                )
+                if scheduled is None:
+                    continue  # another worker has it, or it was cancelled meanwhile
+                subject_erase(
+                    actor=Actor.system("portal erasure, as scheduled"), subject=scheduled.subject
+                )
+        except Exception:
+            logger.exception("scheduled erasure %s failed; it stays scheduled", pk)
+            continue
         done += 1
     return done

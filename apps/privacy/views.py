@@ -31,6 +31,7 @@ from apps.memories.row_encryption import KeyCache
 from apps.memories.services import ErasureReceipt, subject_export
 from apps.privacy import selectors, services
 from apps.privacy.forms import CorrectForm, EraseForm, TopicForm
+from apps.privacy.middleware import FRAMED
 from apps.privacy.models import Flow, PortalSession
 from memoryhub.client_address import client_address
 from memoryhub.exceptions import ApplicationError
@@ -87,6 +88,8 @@ def _frame(response: HttpResponse, session: PortalSession) -> HttpResponse:
     if origins:
         response._csp_replace = {"frame-ancestors": list(origins)}  # type: ignore[attr-defined]
         response.xframe_options_exempt = True
+        # Its cookies must then cross sites too (apps/privacy/middleware.py): Secure only.
+        setattr(response, FRAMED, settings.SESSION_COOKIE_SECURE)
     return response
 
 
@@ -99,10 +102,10 @@ def portal_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
     def wrapped(request: HttpRequest, subject_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
         if _rate_limited(request, _address_key, settings.MEMORYHUB_PORTAL_ADDRESS_RATE):
             return _too_many(request)
-        session = services.portal_session_for(
-            key=request.COOKIES.get(COOKIE, ""), subject_id=subject_id
-        )
+        key = request.COOKIES.get(COOKIE, "")
+        session = services.portal_session_for(key=key, subject_id=subject_id)
         if session is None:
+            services.portal_refusal_record(key=key, subject_id=subject_id, request=request)
             return _not_found(request)
         portal_request: PortalRequest = request  # type: ignore[assignment]
         portal_request.portal = session
@@ -120,7 +123,7 @@ def portal_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
 
 
 def _actor(request: PortalRequest) -> Actor:
-    return Actor.for_subject(request.portal.subject_id, request)
+    return Actor.for_subject(request.portal.subject_id, request, session=request.portal.pk)
 
 
 def _context(request: PortalRequest, **extra: Any) -> dict[str, Any]:
@@ -435,7 +438,9 @@ def blocked(request: PortalRequest) -> HttpResponse:
 def language(request: PortalRequest) -> HttpResponse:
     """Switch the portal's language (kept with the session), back to the same page."""
     with contextlib.suppress(ApplicationError):
-        services.portal_locale_set(session=request.portal, locale=request.POST.get("language", ""))
+        services.portal_locale_set(
+            actor=_actor(request), session=request.portal, locale=request.POST.get("language", "")
+        )
     back = request.POST.get("next", "")
     home = _page(request, "privacy:overview")
     if not (back.startswith(home) and url_has_allowed_host_and_scheme(back, allowed_hosts=None)):

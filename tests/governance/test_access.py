@@ -85,7 +85,7 @@ CALLS = [
     Call("subject_export", "get", "editor", _url("subject_export", subject_id=subject)),
     Call("subject_pause", "post", "editor", _url("subject_pause", subject_id=subject),
          lambda c: {"paused": "1"}),
-    Call("subject_portal_link", "post", "editor", _url("subject_portal_link", subject_id=subject),
+    Call("subject_portal_link", "post", "owner", _url("subject_portal_link", subject_id=subject),
          lambda c: {"flow": "memories", "locale": "zh-hans"}),
     Call("subject_erase", "get", "owner", _url("subject_erase", subject_id=subject)),
     Call("subject_erase", "post", "owner", _url("subject_erase", subject_id=subject),

@@ -40,3 +40,24 @@ def test_only_the_exact_origin_is_allowed() -> None:
     assert not url_allowed("http://app.example.com/", allowed)  # another scheme
     assert not url_allowed("https://app.example.com:8443/", allowed)  # another port
     assert not url_allowed("https://evil.example/?https://app.example.com", allowed)
+
+
+@pytest.mark.django_db
+def test_the_service_stores_only_origins(system_actor) -> None:
+    from apps.namespaces.services import namespace_create, namespace_update
+    from memoryhub.exceptions import ApplicationError
+
+    namespace = namespace_create(actor=system_actor, slug="acme", name="Acme")
+    with pytest.raises(ApplicationError) as refused:
+        namespace_update(
+            actor=system_actor, namespace=namespace, portal_frame_origins=["'unsafe-inline' *"]
+        )
+    assert "portal_frame_origins" in refused.value.details
+    updated = namespace_update(
+        actor=system_actor,
+        namespace=namespace,
+        portal_frame_origins=["https://B.example", "https://a.example/", "https://b.example"],
+    )
+    assert updated.portal_frame_origins == ["https://b.example", "https://a.example"]
+    with pytest.raises(ApplicationError):
+        namespace_update(actor=system_actor, namespace=namespace, erasure_grace_days=31)

@@ -68,12 +68,23 @@ def test_a_correction_survives_a_later_extraction_of_an_older_turn(
     assert kept.filter(reason__startswith="kept the subject's correction").exists()
 
 
-def test_the_wording_corrected_away_does_not_come_back(
+def test_a_replayed_conversation_does_not_bring_the_old_value_back(
     acme, corrected, django_capture_on_commit_callbacks
 ) -> None:
-    # An app that sends the whole conversation again, stamped now.
+    # An app that sends the whole conversation again, stamped now: the turn repeats one the
+    # session held before the correction, so it counts as said then.
     send(acme, django_capture_on_commit_callbacks, "I live in Hangzhou.")
     assert current_facts(acme) == ["The user lives in Suzhou."]
+
+
+def test_the_same_words_said_anew_later_are_new_information(
+    acme, corrected, django_capture_on_commit_callbacks
+) -> None:
+    # Not a replay: another conversation, after the correction. People do move back.
+    send(acme, django_capture_on_commit_callbacks, "I live in Hangzhou.", session="s10")
+    facts = current_facts(acme)
+    assert len(facts) == 1
+    assert "Hangzhou" in facts[0]
 
 
 def test_an_older_negation_does_not_end_the_correction(

@@ -1,4 +1,4 @@
-"""The dashboard's "create a portal link" on a subject's page: editors get a one-time link,
+"""The dashboard's "create a portal link" on a subject's page: owners get a one-time link,
 shown once, audited as theirs; it opens the portal in the chosen language and task."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ def eddie(db) -> User:
     return User.objects.create_user("eddie", "eddie@example.com")
 
 
-def test_an_editor_creates_a_link_that_opens_the_portal(acme, story, eddie) -> None:
-    membership_set(actor=Actor.system("t"), namespace=acme.namespace, user=eddie, role="editor")
+def test_an_owner_creates_a_link_that_opens_the_portal(acme, story, eddie) -> None:
+    membership_set(actor=Actor.system("t"), namespace=acme.namespace, user=eddie, role="owner")
     admin = Client()
     admin.force_login(eddie)
     subject = Subject.objects.get(external_id="u1")
@@ -45,8 +45,9 @@ def test_an_editor_creates_a_link_that_opens_the_portal(acme, story, eddie) -> N
     assert '<html lang="zh-hans">' in person.get(opened["Location"]).content.decode()
 
 
-def test_a_viewer_may_not_create_one(acme, story, eddie) -> None:
-    membership_set(actor=Actor.system("t"), namespace=acme.namespace, user=eddie, role="viewer")
+def test_an_editor_may_not_create_one(acme, story, eddie) -> None:
+    """Whoever opens a link can erase the subject: only owners may erase here."""
+    membership_set(actor=Actor.system("t"), namespace=acme.namespace, user=eddie, role="editor")
     admin = Client()
     admin.force_login(eddie)
     subject = Subject.objects.get(external_id="u1")

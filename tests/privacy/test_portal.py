@@ -321,6 +321,8 @@ def test_the_language_is_switchable_and_kept(acme, story) -> None:
     )
     assert response.status_code == 302
     assert response["Location"] == portal.url("memories/")
+    (event,) = subject_events(portal.subject.pk, "portal.language")
+    assert (event.actor_type, event.details) == ("subject", {"locale": "zh-hans"})
     page = text(portal.client.get(portal.url("memories/")))
     assert '<html lang="zh-hans">' in page
     # An address elsewhere is not followed.
@@ -328,3 +330,77 @@ def test_the_language_is_switchable_and_kept(acme, story) -> None:
         portal.url("language/"), {"language": "en", "next": "https://evil.example/"}
     )
     assert away["Location"] == portal.url()
+
+
+def test_the_beat_task_runs_due_erasures(acme, story, settings) -> None:
+    from memoryhub.celery import app
+
+    namespace_update(actor=Actor.system("t"), namespace=acme.namespace, erasure_grace_days=1)
+    portal = open_portal(acme)
+    portal.client.post(portal.url("erase/"), {"confirmation": "erase everything"})
+    app.loader.import_default_modules()  # as a worker or beat does: autodiscovery
+    task = app.tasks["privacy.erase_due"]
+    assert task.apply().get() == 0  # not due yet
+    ScheduledErasure.objects.update(run_at=timezone.now() - timedelta(seconds=1))
+    assert task.apply().get() == 1
+    assert not Subject.objects.filter(pk=portal.subject.pk).exists()
+    assert "privacy.erase_due" in {
+        entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()
+    }
+
+
+def test_one_failing_erasure_does_not_stop_the_others(acme, story, monkeypatch) -> None:
+    from apps.privacy import services
+
+    namespace_update(actor=Actor.system("t"), namespace=acme.namespace, erasure_grace_days=1)
+    for external_id in ("u1", "u2"):
+        portal = open_portal(acme, external_id)
+        portal.client.post(portal.url("erase/"), {"confirmation": "erase everything"})
+    real = services.subject_erase
+    calls = []
+
+    def flaky(*, actor, subject):
+        calls.append(subject.external_id)
+        if len(calls) == 1:
+            raise RuntimeError("the first one fails")
+        return real(actor=actor, subject=subject)
+
+    monkeypatch.setattr(services, "subject_erase", flaky)
+    later = timezone.now() + timedelta(days=2)
+    assert erasures_run_due(now=later) == 1
+    assert ScheduledErasure.objects.count() == 1  # the failed one stays scheduled
+    monkeypatch.setattr(services, "subject_erase", real)
+    assert erasures_run_due(now=later) == 1
+    assert not ScheduledErasure.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "before", ["2024-13-01T00:00:00", "2024-01-01T25:00", "nonsense", "2024-01-01"]
+)
+def test_a_bad_activity_cursor_is_the_first_page(acme, story, before) -> None:
+    portal = open_portal(acme)
+    page = text(portal.client.get(portal.url(f"activity/?before={before}")))
+    assert "Who used your memories" in page
+
+
+def test_every_action_names_its_portal_session_and_the_start_names_the_link(acme, story) -> None:
+    portal = open_portal(acme)
+    portal.client.post(portal.url("pause/"), {"paused": "1"})
+    session = PortalSession.objects.get()
+    (pause,) = subject_events(portal.subject.pk, "subject.pause")
+    assert pause.actor_name == f"portal session {session.pk}"
+    start = AuditEvent.objects.get(action="portal.session.start", outcome="success")
+    assert start.details["link"] == str(session.link_id)
+    assert start.details["link_by"] == "api_key:acme app"
+
+
+def test_deleting_something_said_deletes_that_turn_too(acme, story) -> None:
+    portal = open_portal(acme)
+    turn = Memory.objects.get(subject=portal.subject, kind="episodic", session_key="s2")
+    message = Message.objects.get(pk=turn.source["message"])
+    portal.client.post(portal.url(f"memories/{turn.pk}/delete/"))
+    assert not Memory.objects.filter(pk=turn.pk).exists()
+    assert not Message.objects.filter(pk=message.pk).exists()
+    assert Message.objects.filter(session__subject=portal.subject).count() == 1  # s1's stays
+    (event,) = subject_events(portal.subject.pk, "memory.delete")
+    assert event.details["turns"] == 1

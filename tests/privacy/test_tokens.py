@@ -140,6 +140,10 @@ def test_a_session_cookie_finds_nothing_at_another_subjects_urls(acme, story) ->
         assert b"bees" not in response.content
     other.refresh_from_db()
     assert (Memory.objects.filter(subject=other).count(), other.paused) == before
+    # Each probe left a trace: the session's own subject, denied.
+    probes = AuditEvent.objects.filter(action="portal.access", outcome="denied")
+    assert probes.count() == len(urls)
+    assert {e.subject_id for e in probes} == {portal.subject.pk}
     # And u1's own memory id under u1's URLs is found, while u2's is not.
     assert portal.client.get(portal.url(f"memories/{story.fact.pk}/")).status_code == 200
     assert portal.client.get(portal.url(f"memories/{story.other.pk}/")).status_code == 404
@@ -193,16 +197,48 @@ def test_pages_are_never_cached_nor_framed(acme, story) -> None:
     assert response["X-Frame-Options"] == "DENY"
 
 
-def test_a_namespace_may_allow_embedding_origins(acme, story) -> None:
+def test_a_namespace_may_allow_embedding_origins(acme, story, settings) -> None:
     from apps.audit.actors import Actor
     from apps.namespaces.services import namespace_update
 
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = True
     namespace_update(
         actor=Actor.system("t"),
         namespace=acme.namespace,
         portal_frame_origins=["https://app.example.com"],
     )
-    portal = open_portal(acme)
-    response = portal.client.get(portal.url())
+    link = link_for(acme, "u1")
+    browser = Client()
+    entered = browser.get(link["url"])
+    assert entered.cookies[COOKIE]["samesite"] == "None"
+    assert entered.cookies[COOKIE]["secure"]
+    response = browser.get(entered["Location"])
     assert "frame-ancestors https://app.example.com" in response["Content-Security-Policy"]
     assert "X-Frame-Options" not in response
+    # In another site's frame the forms still work: the CSRF cookie crosses sites too.
+    csrf = response.cookies[settings.CSRF_COOKIE_NAME]
+    assert csrf["samesite"] == "None"
+    assert csrf["secure"]
+
+
+def test_without_embedding_origins_cookies_stay_same_site(acme, story, settings) -> None:
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = True
+    link = link_for(acme, "u1")
+    browser = Client()
+    entered = browser.get(link["url"])
+    assert entered.cookies[COOKIE]["samesite"] == "Lax"
+    response = browser.get(entered["Location"])
+    assert response.cookies[settings.CSRF_COOKIE_NAME]["samesite"] == "Lax"
+
+
+def test_a_token_never_reaches_the_logs(acme, story, caplog, settings) -> None:
+    link = link_for(acme, "u1")
+    token = link["url"].rsplit("/", 1)[1]
+    settings.MEMORYHUB_PORTAL_ADDRESS_RATE = "1/m"
+    with caplog.at_level("INFO"):
+        assert Client().get("/portal/enter/not-a-real-token-at-all").status_code == 404
+        assert Client().get(link["url"]).status_code == 429  # refused before it is spent
+    assert "/portal/enter/[token]" in caplog.text
+    assert token not in caplog.text
+    assert "not-a-real-token-at-all" not in caplog.text
+    assert PortalLink.objects.get().used_at is None

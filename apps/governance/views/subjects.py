@@ -154,8 +154,9 @@ def subject_remove(request: DashboardRequest, slug: str, subject_id: str) -> Htt
 @require_POST
 def subject_portal_link(request: DashboardRequest, slug: str, subject_id: str) -> HttpResponse:
     """A one-time link to the privacy portal for this subject, shown once, to hand to the
-    person (by a channel the team trusts): it works once, for a few minutes."""
-    namespace = namespace_for_request(request, slug, EDITOR)
+    person (by a channel the team trusts): it works once, for a few minutes. Owners only:
+    whoever opens it can erase the subject, which only owners may do here."""
+    namespace = namespace_for_request(request, slug, OWNER)
     subject = subject_for(namespace, subject_id)
     flow = request.POST.get("flow", Flow.OVERVIEW)
     locale = request.POST.get("locale", "en")
