@@ -22,7 +22,7 @@ from apps.memories.row_encryption import KeyCache, open_memory, open_row, open_v
 from apps.namespaces import pii
 from apps.namespaces.models import Namespace
 from apps.pipeline.models import ConsolidationLog, Job, Message, Session, SessionSummary
-from apps.recall.models import RecallLog
+from apps.recall.models import RecallFeedback, RecallLog
 
 SNIPPET_CHARS = 240
 LIGHT_FIELDS = ("embedding", "context_embedding", "token_index", "context_index")
@@ -198,11 +198,22 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
         .filter(Q(memory_id=memory.pk) | Q(related_id=memory.pk))
         .order_by("-created_at")[:50]
     )
-    logs = RecallLog.objects.filter(
-        namespace=namespace, subject=memory.subject_id, memory_ids__contains=[memory.pk]
-    ).order_by("-created_at")[:recall_limit]
+    logs = list(
+        RecallLog.objects.filter(
+            namespace=namespace, subject=memory.subject_id, memory_ids__contains=[memory.pk]
+        ).order_by("-created_at")[:recall_limit]
+    )
+    judged = dict(
+        RecallFeedback.objects.filter(
+            namespace=namespace, memory_id=memory.pk, recall__in=[log.pk for log in logs]
+        )
+        .order_by("updated_at")
+        .values_list("recall_id", "relevant")
+    )  # the latest judgement of each recall, by anyone
     story.recalls = [
         {
+            "id": log.pk,
+            "relevant": judged.get(log.pk),
             "at": log.created_at,
             "actor_type": log.actor_type,
             "actor_id": log.actor_id,

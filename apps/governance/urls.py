@@ -30,6 +30,11 @@ urlpatterns = [
     path("n/<slug:slug>/memories/<str:memory_id>/", views.memory_detail, name="memory"),
     path("n/<slug:slug>/memories/<str:memory_id>/edit/", views.memory_edit, name="memory_edit"),
     path(
+        "n/<slug:slug>/memories/<str:memory_id>/feedback/",
+        views.memory_feedback,
+        name="memory_feedback",
+    ),
+    path(
         "n/<slug:slug>/memories/<str:memory_id>/action/", views.memory_action, name="memory_action"
     ),
     path(

@@ -167,6 +167,8 @@ def consolidate_and_store(
             source=source(c),
             session_key=session.external_id,
             position=c.position,
+            occurred_at=c.occurred_at,
+            metadata={"speaker": c.speaker} if c.speaker else {},
         )
         for c in episodic
     ]

@@ -58,6 +58,7 @@ class Candidate:
     valid_from: datetime | None = None  # from when it holds ("I moved ... last week")
     expires_at: datetime | None = None  # a plan lapses after its date
     replace: tuple[str, str] | None = None  # a corrected value: (said before, meant)
+    speaker: str = ""  # a turn's speaker (the message's `name`): recall's speaker signal
 
 
 class Extractor(Protocol):
@@ -111,6 +112,10 @@ class OfflineExtractor:
                     position=turn.position,
                     importance=turn_importance(turn.content),
                     category="turn",
+                    # When it was said (indexed as date words) and by whom: the signals recall
+                    # uses, set from the message's `created_at` and `name`.
+                    occurred_at=turn.created_at,
+                    speaker=turn.name,
                 )
             )
             candidates.extend(atomic_facts(turn))

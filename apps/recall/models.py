@@ -8,6 +8,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
 
+from apps.memories.models import EncryptedContent
+
 
 class RecallLog(models.Model):
     """Which memories went to whom: one row per recall or context request, ids only.
@@ -50,3 +52,37 @@ class RecallLog(models.Model):
 
     def __str__(self) -> str:
         return f"recall {self.id}"
+
+
+class RecallFeedback(EncryptedContent):
+    """A judgement of one memory a recall served: relevant to it or not, by an app (API) or
+    an admin. Its optional note is encrypted (the content fields) under the subject's key
+    (the namespace's for a recall without a subject); erased with the recall's subject.
+    Eval sets are built from these (apps/evaluation)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
+    )
+    subject = models.ForeignKey(
+        "memories.Subject", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    recall = models.ForeignKey(RecallLog, on_delete=models.CASCADE, related_name="feedback")
+    memory_id = models.UUIDField()
+    relevant = models.BooleanField()
+    actor_type = models.CharField(max_length=16)
+    actor_id = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["recall", "memory_id", "actor_type", "actor_id"],
+                name="one_feedback_per_memory_and_actor",
+            )
+        ]
+        indexes = [models.Index(fields=["namespace", "-created_at"], name="feedback_newest")]
+
+    def __str__(self) -> str:
+        return f"feedback on {self.memory_id} in {self.recall_id}"

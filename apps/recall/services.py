@@ -1,13 +1,20 @@
-"""Writes of recall: the recall log (which memories were served to whom)."""
+"""Writes of recall: the recall log (which memories were served to whom), and feedback on
+what it served."""
 
 from __future__ import annotations
 
 import uuid
 
+from django.db import transaction
+from django.utils import timezone
+
 from apps.audit.actors import Actor
+from apps.audit.services import audit_record
 from apps.memories.models import Subject
+from apps.memories.row_encryption import KeyCache, seal_row
 from apps.namespaces.models import Namespace
-from apps.recall.models import RecallLog
+from apps.recall.models import RecallFeedback, RecallLog
+from memoryhub.exceptions import ApplicationError, NotFound
 
 
 def recall_log_create(
@@ -33,3 +40,71 @@ def recall_log_create(
         duration_ms=duration_ms,
         tokens=tokens,
     )
+
+
+FEEDBACK_NOTE_LIMIT = 2000  # characters
+
+
+def recall_feedback_give(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    recall_id: str,
+    memory_id: str,
+    relevant: bool,
+    note: str = "",
+) -> RecallFeedback:
+    """Say whether a memory a recall served was relevant to it. The recall must be the
+    namespace's (otherwise: not found) and must have served the memory. Given again by the
+    same actor, it replaces the earlier judgement. The note is encrypted; the audit event
+    says only whether there was one."""
+    try:
+        recall = RecallLog.objects.get(namespace=namespace, pk=uuid.UUID(str(recall_id)))
+    except (ValueError, RecallLog.DoesNotExist):
+        raise NotFound("No such recall.") from None
+    try:
+        memory = uuid.UUID(str(memory_id))
+    except ValueError:
+        raise ApplicationError(
+            "memory_id is not a memory id.", details={"memory_id": ["not a UUID"]}
+        ) from None
+    if memory not in recall.memory_ids:
+        raise ApplicationError(
+            "This recall did not serve that memory.", details={"memory_id": ["not served"]}
+        )
+    note = (note or "").strip()
+    if len(note) > FEEDBACK_NOTE_LIMIT or "\x00" in note:
+        raise ApplicationError(
+            f"A note has at most {FEEDBACK_NOTE_LIMIT} characters.",
+            details={"note": ["too long"]},
+        )
+    keys = KeyCache()
+    now = timezone.now()
+    with transaction.atomic():
+        feedback = (
+            RecallFeedback.objects.select_for_update()
+            .filter(recall=recall, memory_id=memory, actor_type=actor.type, actor_id=actor.id[:64])
+            .first()
+        ) or RecallFeedback(
+            namespace=namespace,
+            subject_id=recall.subject_id,
+            recall=recall,
+            memory_id=memory,
+            actor_type=actor.type,
+            actor_id=actor.id[:64],
+            created_at=now,
+        )
+        feedback.relevant = relevant
+        feedback.updated_at = now
+        seal_row(keys, feedback, namespace.pk, recall.subject_id, note)
+        feedback.save()
+        audit_record(
+            actor=actor,
+            action="recall.feedback",
+            namespace=namespace,
+            subject_id=recall.subject_id,
+            object_type="recall",
+            object_id=str(recall.pk),
+            details={"memory_id": str(memory), "relevant": relevant, "note": bool(note)},
+        )
+    return feedback

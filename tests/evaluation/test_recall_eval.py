@@ -123,3 +123,28 @@ def test_metrics_match_hand_computed_values() -> None:
     assert metrics.ndcg_at(ranked, {"b"}, 10) == pytest.approx(1 / 1.5849625, rel=1e-6)
     assert metrics.percentile([5, 1, 3, 2, 4], 0.95) == 5
     assert metrics.percentile([5, 1, 3, 2, 4], 0.5) == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_sends_the_conversation_as_an_app_does(locomo_file: Path, monkeypatch) -> None:
+    """Through the service of POST /messages: one request a session, the speaker as `name`
+    and the session's date as `created_at` (what an app can send)."""
+    from apps.evaluation.management.commands import recall_eval
+
+    sent = []
+    real = recall_eval.messages_ingest
+
+    def spy(**kwargs):
+        sent.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(recall_eval, "messages_ingest", spy)
+    out = io.StringIO()
+    call_command("recall_eval", str(locomo_file), "--json", stdout=out)
+    assert [call["session_external_id"] for call in sent] == ["session-1", "session-2"]
+    first = sent[0]["messages"]
+    assert [(m.role, m.name) for m in first] == [("user", "Ana"), ("user", "Ben"), ("user", "Ana")]
+    assert first[2].content == "Her name is Pepper. [shared a photo: a photo of a small grey cat]"
+    assert first[0].created_at.isoformat() == "2023-05-08T13:56:00+00:00"
+    summary = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert summary["hit@10"] == 1.0  # both questions find their turn

@@ -38,6 +38,7 @@ WALLED = {
         "SELECT count(*) FROM memories_consolidationlog WHERE namespace_id = %s"
     ),
     "memories_recalllog": "SELECT count(*) FROM memories_recalllog WHERE namespace_id = %s",
+    "recall_recallfeedback": "SELECT count(*) FROM recall_recallfeedback WHERE namespace_id = %s",
     "privacy_portallink": "SELECT count(*) FROM privacy_portallink WHERE namespace_id = %s",
     "privacy_portalsession": "SELECT count(*) FROM privacy_portalsession WHERE namespace_id = %s",
     "privacy_schedulederasure": (
@@ -74,6 +75,12 @@ def populate(tenant: Tenant, capture) -> None:
     assert ingested.status_code in (201, 202), ingested.json()
     recalled = client.post(tenant.url("recall"), {"subject": "u1", "query": "tea"}, format="json")
     assert recalled.status_code == 200, recalled.json()
+    judged = client.post(
+        tenant.url(f"recall/{recalled.json()['recall_id']}/feedback"),
+        {"memory_id": recalled.json()["results"][0]["memory"]["id"], "relevant": True},
+        format="json",
+    )
+    assert judged.status_code == 201, judged.json()
     # The privacy portal's rows: a link, the session it opened, a scheduled erasure.
     link = client.post(tenant.url("subjects/u1/portal-sessions"), {}, format="json")
     assert link.status_code == 201, link.json()

@@ -18,6 +18,8 @@ from apps.namespaces.models import Namespace
 from apps.namespaces.services import membership_set, namespace_create
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
 from apps.pipeline.models import Job
+from apps.recall.models import RecallLog
+from apps.recall.services import recall_log_create
 
 
 @dataclass
@@ -34,6 +36,7 @@ class Cast:
     other_tenant_memory: Memory
     subject_id: str
     job: Job  # a purge job (queued: nothing runs it in a test's transaction)
+    recall: RecallLog  # a recall that served `fact`
 
     def client(self, name: str) -> Client:
         client = Client()
@@ -107,6 +110,9 @@ def build_cast(*, password: str | None = None) -> Cast:
     other = memory_create(
         actor=actor, namespace=globex, subject_external_id="g1", content="Globex secret plan."
     )
+    recall = recall_log_create(
+        actor=actor, namespace=acme, subject=fact.subject, memory_ids=[fact.pk], purpose="recall"
+    )
     return Cast(
         acme=acme,
         globex=globex,
@@ -120,6 +126,7 @@ def build_cast(*, password: str | None = None) -> Cast:
         other_tenant_memory=other,
         subject_id=str(turn.subject_id),
         job=job,
+        recall=recall,
     )
 
 

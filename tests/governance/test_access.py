@@ -80,6 +80,8 @@ CALLS = [
     Call("review", "get", "viewer", _url("review")),
     Call("review_merge", "post", "editor", _url("review_merge"),
          lambda c: {"keep": str(c.fact.pk), "other": str(c.pii.pk)}),
+    Call("memory_feedback", "post", "editor", _url("memory_feedback", memory_id=fact),
+         lambda c: {"recall": str(c.recall.pk), "relevant": "1"}),
     Call("subjects", "get", "viewer", _url("subjects")),
     Call("subject", "get", "viewer", _url("subject", subject_id=subject)),
     Call("subject_export", "get", "editor", _url("subject_export", subject_id=subject)),

@@ -175,7 +175,7 @@ def test_it_bulk_deletes_with_the_recall_log_rows_that_name_them(cast: Cast) -> 
             {"action": "delete", "ids": [str(cast.fact.pk)], "confirm": "1", "reason": "r"},
         )
     assert events[0].details["memories"] == 1
-    assert events[0].details["recall_log_rows"] == 2
+    assert events[0].details["recall_log_rows"] == 3  # these two and the cast's own recall
     assert not Memory.objects.filter(pk=cast.fact.pk).exists()
     assert list(RecallLog.objects.filter(namespace=cast.acme).values_list("id", flat=True)) == [
         both.pk
@@ -233,3 +233,24 @@ def test_it_records_each_read_of_decrypted_content_without_the_content(cast: Cas
 def test_it_sends_no_store_on_pages_with_decrypted_content(cast: Cast) -> None:
     response = cast.client("vera").get(f"/n/acme/memories/{cast.fact.pk}/")
     assert "no-store" in response["Cache-Control"]
+
+
+def test_an_editor_marks_a_recall_relevant_with_one_click(cast) -> None:
+    from apps.recall.models import RecallFeedback
+
+    client = cast.client("eddie")
+    url = f"/n/acme/memories/{cast.fact.pk}/feedback/"
+    response = client.post(url, {"recall": str(cast.recall.pk), "relevant": "0"})
+    assert response.status_code == 302
+    (judged,) = RecallFeedback.objects.all()
+    assert (judged.relevant, judged.actor_type) == (False, "user")
+    page = client.get(f"/n/acme/memories/{cast.fact.pk}/").content.decode()
+    assert "not relevant" in page
+    client.post(url, {"recall": str(cast.recall.pk), "relevant": "1"})
+    assert RecallFeedback.objects.get().relevant is True
+    # A recall that did not serve this memory: said so, nothing stored.
+    client.post(
+        f"/n/acme/memories/{cast.pending.pk}/feedback/",
+        {"recall": str(cast.recall.pk), "relevant": "1"},
+    )
+    assert RecallFeedback.objects.count() == 1

@@ -416,3 +416,34 @@ def test_reading_a_job_needs_a_memories_permission(
     assert refused.details == {"reason": "missing_permission:memories:read"}
     writer = api_client(make_api_key([acme.namespace], ["memories:write"]))
     assert writer.get(f"/api/v1/jobs/{job_id}").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_turns_name_and_time_become_its_speaker_and_when_it_happened(
+    acme, django_capture_on_commit_callbacks
+) -> None:
+    """The signals recall uses (the speaker boost, dates indexed as words) come from what an
+    app sends: a message's `name` and `created_at`."""
+    from apps.memories.models import Memory
+
+    body = {
+        "subject": "u1",
+        "session": "s1",
+        "messages": [
+            {"role": "user", "name": "Ana", "content": "I adopted a grey kitten.",
+             "created_at": "2023-05-08T13:56:00Z"},
+            {"role": "user", "content": "No name, no time."},
+        ],
+    }  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        response = acme.client.post(acme.url("messages"), body, format="json")
+    assert response.status_code in (201, 202), response.json()
+    named, plain = Memory.objects.filter(kind="episodic").order_by("position")
+    assert named.metadata["speaker"] == "Ana"
+    assert named.occurred_at.isoformat() == "2023-05-08T13:56:00+00:00"
+    assert "speaker" not in plain.metadata
+    assert plain.occurred_at is not None  # when it was received
+    found = acme.client.post(
+        acme.url("recall"), {"subject": "u1", "query": "May 2023"}, format="json"
+    ).json()
+    assert found["results"][0]["memory"]["id"] == str(named.pk)

@@ -36,6 +36,7 @@ from apps.memories.services import (
     memory_supersede_rollback,
     memory_update,
 )
+from apps.recall.services import recall_feedback_give
 from memoryhub.exceptions import ApplicationError
 
 # --- A memory ------------------------------------------------------------------------------
@@ -229,3 +230,32 @@ def review_merge(request: DashboardRequest, slug: str) -> HttpResponse:
         )
     messages.success(request, _("Merged."))
     return back_to(request, queue_url)
+
+
+@login_required
+@require_POST
+def memory_feedback(request: DashboardRequest, slug: str, memory_id: str) -> HttpResponse:
+    """One click on a row of the memory's recall log: was it relevant to that recall?
+    The same feedback an app gives through the API, by this admin."""
+    namespace = namespace_for_request(request, slug, EDITOR)
+    memory = memory_for(namespace, memory_id)
+    detail = reverse("governance:memory", kwargs={"slug": slug, "memory_id": memory.pk})
+    relevant = request.POST.get("relevant") == "1"
+    try:
+        recall_feedback_give(
+            actor=actor_of(request),
+            namespace=namespace,
+            recall_id=request.POST.get("recall", ""),
+            memory_id=str(memory.pk),
+            relevant=relevant,
+        )
+    except ApplicationError as error:
+        messages.error(request, error.message)
+        return back_to(request, detail)
+    messages.success(
+        request,
+        _("Marked relevant to that recall.")
+        if relevant
+        else _("Marked not relevant to that recall."),
+    )
+    return back_to(request, detail + "#recall-log")

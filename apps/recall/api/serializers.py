@@ -57,3 +57,18 @@ class RecallResponseSerializer(serializers.Serializer):
     results = RecallHitSerializer(many=True)
     recall_id = serializers.UUIDField(allow_null=True)
     timings_ms = serializers.DictField(child=serializers.FloatField())
+
+
+class FeedbackRequestSerializer(serializers.Serializer):
+    memory_id = serializers.CharField(max_length=64)
+    relevant = serializers.BooleanField()
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+class FeedbackSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    recall_id = serializers.UUIDField()
+    memory_id = serializers.UUIDField()
+    relevant = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()

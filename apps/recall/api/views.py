@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -10,11 +11,14 @@ from apps.accounts.api.base import NamespacedAPIView
 from apps.accounts.models import Permission
 from apps.memories.selectors import memories_open
 from apps.recall.api.serializers import (
+    FeedbackRequestSerializer,
+    FeedbackSerializer,
     MemorySerializer,
     RecallRequestSerializer,
     RecallResponseSerializer,
 )
 from apps.recall.search import RecallFilters, recall_memories
+from apps.recall.services import recall_feedback_give
 from memoryhub.api.serializers import error_responses
 
 
@@ -60,3 +64,33 @@ class RecallView(NamespacedAPIView):
         return Response(
             {"results": results, "recall_id": outcome.recall_id, "timings_ms": outcome.timings_ms}
         )
+
+
+class RecallFeedbackView(NamespacedAPIView):
+    """Feedback on a memory a recall (or a context assembly) served: was it relevant? Given
+    again, it replaces the key's earlier judgement of that memory in that recall."""
+
+    required_permissions = {"POST": Permission.CONTEXT}
+
+    @extend_schema(
+        request=FeedbackRequestSerializer,
+        responses={201: FeedbackSerializer, **error_responses(400, 401, 403, 404, 429)},
+    )
+    def post(self, request: Request, namespace: str, recall_id: str) -> Response:
+        serializer = FeedbackRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        feedback = recall_feedback_give(
+            actor=self.actor,
+            namespace=self.namespace,
+            recall_id=recall_id,
+            **serializer.validated_data,
+        )
+        body = {
+            "id": feedback.pk,
+            "recall_id": feedback.recall_id,
+            "memory_id": feedback.memory_id,
+            "relevant": feedback.relevant,
+            "created_at": feedback.created_at,
+            "updated_at": feedback.updated_at,
+        }
+        return Response(FeedbackSerializer(body).data, status=status.HTTP_201_CREATED)

@@ -1,4 +1,6 @@
-"""Measure recall quality on LoCoMo-format conversations through the real write and recall paths.
+"""Measure recall quality on LoCoMo-format conversations through the real write and recall paths:
+the conversations go in as an app sends them (the service of `POST /messages`: extraction,
+consolidation, summaries), questions go to the recall of `POST /recall`.
 
 python manage.py recall_eval --format locomo ../shared/data/locomo-dev/ [--k 5 10] [--json]
 """
@@ -18,17 +20,17 @@ from apps.audit.actors import Actor
 from apps.evaluation import metrics
 from apps.evaluation.locomo import Conversation, conversation_files, read_conversation
 from apps.memories.embeddings import get_provider
-from apps.memories.models import Kind
-from apps.memories.services import NewMemory, memories_create_bulk
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_create, namespace_delete
-from apps.pipeline import extraction
+from apps.pipeline import jobs
+from apps.pipeline.ingestion import IncomingMessage, messages_ingest
+from apps.pipeline.models import JobStatus
 from apps.recall.search import recall_memories
 from apps.tokens.tokenizers import prompt_line_tokens
 
 ACTOR = Actor.system("manage.py recall_eval")
 SUBJECT = "locomo-subject"
-BATCH = 256
+MESSAGES_PER_REQUEST = 100
 
 
 class Command(BaseCommand):
@@ -39,12 +41,6 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["locomo"], default="locomo")
         parser.add_argument("--k", nargs="+", type=int, default=[5, 10])
         parser.add_argument("--json", action="store_true", help="end with one JSON line of metrics")
-        parser.add_argument(
-            "--with-facts",
-            action="store_true",
-            help="also store each turn's atomic facts (the offline extractor's) as semantic"
-            " memories, as the write pipeline does; a fact found counts as its turn",
-        )
 
     def handle(
         self,
@@ -52,7 +48,6 @@ class Command(BaseCommand):
         paths: list[Path],
         k: list[int],
         json: bool,
-        with_facts: bool = False,
         **options: Any,
     ) -> None:
         files = list(conversation_files(paths))
@@ -77,10 +72,10 @@ class Command(BaseCommand):
                     actor=ACTOR, slug=f"eval-{secrets.token_hex(6)}", name="recall_eval"
                 )
                 created.append(namespace)
-                seconds = _ingest(namespace, conversation, with_facts=with_facts)
+                seconds, dia_of = _ingest(namespace, conversation)
                 ingest_seconds += seconds
                 ingested += len(conversation.turns)
-                scores = _ask(namespace, conversation, ks, latencies)
+                scores = _ask(namespace, conversation, ks, latencies, dia_of)
                 per_question.extend(scores)
                 self.stdout.write(
                     f"{conversation.name}: {len(conversation.turns)} turns in {seconds:.1f}s, "
@@ -120,45 +115,47 @@ class Command(BaseCommand):
             self.stdout.write(_json_line(summary))
 
 
-def _ingest(namespace: Namespace, conversation: Conversation, with_facts: bool = False) -> float:
-    items = [
-        NewMemory(
-            content=turn.content,
-            subject_external_id=SUBJECT,
-            kind=Kind.EPISODIC,
-            metadata={"dia_id": turn.dia_id, "speaker": turn.speaker, "session": turn.session},
-            source={"app": "recall_eval", "session": f"session-{turn.session}"},
-            occurred_at=turn.occurred_at,
-            session_key=f"session-{turn.session}",
-            position=turn.position,
-        )
-        for turn in conversation.turns
-    ]
-    if with_facts:
-        items += [
-            NewMemory(
-                content=fact.content,
-                subject_external_id=SUBJECT,
-                kind=Kind.SEMANTIC,
-                metadata={"dia_id": turn.dia_id, "speaker": turn.speaker},
-                source={"app": "recall_eval", "extractor": "offline"},
-                occurred_at=turn.occurred_at,
-                importance=fact.importance,
-            )
-            for turn in conversation.turns
-            for fact in extraction.atomic_facts(
-                extraction.Turn("user", turn.text, turn.position, created_at=turn.occurred_at)
-            )
-            if fact.content
-        ]
+def _ingest(namespace: Namespace, conversation: Conversation) -> tuple[float, dict[str, str]]:
+    """Send the conversation as an app would: each session to the service behind
+    `POST /messages`, its turns as user messages with the speaker as `name` and the
+    session's date as `created_at`; extraction and consolidation as configured. Returns the
+    time taken and, for scoring, each stored message's LoCoMo turn id."""
+    dia_of: dict[str, str] = {}
     started = time.perf_counter()
-    for start in range(0, len(items), BATCH):
-        memories_create_bulk(actor=ACTOR, namespace=namespace, items=items[start : start + BATCH])
-    return time.perf_counter() - started
+    sessions: dict[int, list[Any]] = {}
+    for turn in conversation.turns:
+        sessions.setdefault(turn.session, []).append(turn)
+    for number, turns in sorted(sessions.items()):
+        for start in range(0, len(turns), MESSAGES_PER_REQUEST):
+            batch = turns[start : start + MESSAGES_PER_REQUEST]
+            job, _ = messages_ingest(
+                actor=ACTOR,
+                namespace=namespace,
+                subject_external_id=SUBJECT,
+                session_external_id=f"session-{number}",
+                messages=[
+                    IncomingMessage(
+                        "user",
+                        turn.text + (f" [shared a photo: {turn.caption}]" if turn.caption else ""),
+                        name=turn.speaker[:64],
+                        created_at=turn.occurred_at,
+                    )
+                    for turn in batch
+                ],
+            )
+            if job.status == JobStatus.QUEUED:  # a broker is configured: do it here, now
+                jobs.run_ingest_job_inline(str(job.id))
+            for message_id, turn in zip(job.payload["messages"], batch, strict=True):
+                dia_of[message_id] = turn.dia_id
+    return time.perf_counter() - started, dia_of
 
 
 def _ask(
-    namespace: Namespace, conversation: Conversation, ks: list[int], latencies: list[float]
+    namespace: Namespace,
+    conversation: Conversation,
+    ks: list[int],
+    latencies: list[float],
+    dia_of: dict[str, str],
 ) -> list[dict[str, float]]:
     depth = max(max(ks), 10)
     scores = []
@@ -172,7 +169,11 @@ def _ask(
         )
         latencies.append(outcome.timings_ms["total"])
         # A fact found stands for the turn it came from (each turn counted once).
-        ranked = list(dict.fromkeys(str(hit.memory.metadata.get("dia_id")) for hit in outcome.hits))
+        ranked = list(
+            dict.fromkeys(
+                dia_of.get(str(hit.memory.source.get("message")), "") for hit in outcome.hits
+            )
+        )
         relevant = set(question.evidence)
         row: dict[str, float] = {"category": question.category}
         for n in ks:
