@@ -40,6 +40,7 @@ from schemathesis.specs.openapi.checks import (
 from apps.audit.actors import Actor
 from apps.memories.models import Memory
 from apps.memories.services import memory_create, memory_update
+from apps.recall.services import recall_log_create
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -95,6 +96,7 @@ class Seeded:
     tenant: Tenant
     memory_ids: list[str]
     subjects: list[str]
+    recall_id: str = ""  # a recall that served every seeded memory (for feedback)
     fresh_memory_ids: list[str] = field(default_factory=list)
 
 
@@ -137,7 +139,14 @@ def _seed(tenant: Tenant) -> Seeded:
         )
         ids.append(str(memory.id))
     memory_update(actor=SEED_ACTOR, memory=memory, content=f"{CONTENTS[0]} Still true.")
-    return Seeded(tenant=tenant, memory_ids=ids, subjects=list(SUBJECTS))
+    recall = recall_log_create(
+        actor=SEED_ACTOR,
+        namespace=tenant.namespace,
+        subject=None,
+        memory_ids=[uuid.UUID(i) for i in ids],
+        purpose="recall",
+    )
+    return Seeded(tenant=tenant, memory_ids=ids, subjects=list(SUBJECTS), recall_id=str(recall.pk))
 
 
 @pytest.fixture
@@ -199,7 +208,18 @@ def _path_choices(operation: Any, seeded: Seeded) -> tuple[dict[str, str], list[
     if "{external_id}" in operation.path:
         subjects = FRESH_SUBJECTS if destructive else seeded.subjects
         existing += [{**base, "external_id": subject} for subject in subjects]
+    if "{recall_id}" in operation.path:
+        existing.append({**base, "recall_id": seeded.recall_id})
     return base, existing
+
+
+def _served_memory(case: Any, seeded: Seeded) -> None:
+    """Feedback on the seeded recall names a memory it served (a made-up id never is one)."""
+    params = case.path_parameters or {}
+    body = case.body
+    ours = params.get("recall_id") == seeded.recall_id
+    if ours and isinstance(body, dict) and "memory_id" in body:
+        body["memory_id"] = seeded.memory_ids[0]
 
 
 def _fresh_resources(case: Any, seeded: Seeded) -> None:
@@ -279,6 +299,8 @@ def _fuzz_mode(
     @given(case=strategy)
     def run(case: Any) -> None:
         _fresh_resources(case, seeded)
+        if mode is POSITIVE:
+            _served_memory(case, seeded)
         response = case.call()
         outcome.record_status(label, response.status_code)
         try:
