@@ -233,8 +233,11 @@ def tokenize(text: str) -> list[str]:
         if len(token) > MAX_TOKEN_LENGTH or token in STOP_WORDS:
             continue
         stem = _stem(token)
-        # The stemmer never returns "" for a non-empty word today; the guard keeps the
-        # "tokens are non-empty" invariant independent of that.
+        # A word whose stem is a stop word ("aed" -> "a") keeps its own form, so no token is
+        # a stop word. The stemmer never returns "" for a non-empty word today; the guard keeps
+        # the "tokens are non-empty" invariant independent of that.
+        if stem in STOP_WORDS:
+            stem = token
         if stem:
             tokens.append(stem)
     return tokens
