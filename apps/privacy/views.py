@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_ratelimit.core import is_ratelimited
 
 from apps.audit.actors import Actor
-from apps.memories.models import Kind
+from apps.memories.models import Kind, Memory, Status
 from apps.memories.row_encryption import KeyCache
 from apps.memories.services import ErasureReceipt, subject_export
 from apps.privacy import selectors, services
@@ -229,20 +229,7 @@ def memory(request: PortalRequest, memory_id: str) -> HttpResponse:
     found = selectors.memory_of(subject, memory_id)
     if found is None:
         return _not_found(request)
-    keys = KeyCache()
-    (item,) = selectors.items(subject, [found], keys)
-    return render(
-        request,
-        "privacy/memory.html",
-        _context(
-            request,
-            item=item,
-            versions=selectors.versions(found, keys),
-            related=selectors.related(subject, found, keys),
-            form=CorrectForm(initial={"content": item.content}),
-            current=found.valid_to is None and found.status != "archived",
-        ),
-    )
+    return _memory_page(request, found, KeyCache())
 
 
 @portal_page
@@ -267,6 +254,20 @@ def correct(request: PortalRequest, memory_id: str) -> HttpResponse:
         else:
             messages.success(request, _("Corrected. The earlier wording stays in its history."))
             return redirect("privacy:memory", subject_id=subject.pk, memory_id=found.pk)
+    return _memory_page(request, found, keys, form=form, status=422)
+
+
+def _memory_page(
+    request: PortalRequest,
+    found: Memory,
+    keys: KeyCache,
+    *,
+    form: CorrectForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """A memory with its history, what replaced it, and the correction form (blank, or as
+    posted with its errors)."""
+    subject = request.portal.subject
     (item,) = selectors.items(subject, [found], keys)
     return render(
         request,
@@ -276,10 +277,10 @@ def correct(request: PortalRequest, memory_id: str) -> HttpResponse:
             item=item,
             versions=selectors.versions(found, keys),
             related=selectors.related(subject, found, keys),
-            form=form,
-            current=found.valid_to is None and found.status != "archived",
+            form=form or CorrectForm(initial={"content": item.content}),
+            current=found.valid_to is None and found.status != Status.ARCHIVED,
         ),
-        status=422,
+        status=status,
     )
 
 
