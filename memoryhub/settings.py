@@ -370,8 +370,10 @@ MEMORYHUB_CAP_RECALL_WINDOW_DAYS = env_int(
     "MEMORYHUB_CAP_RECALL_WINDOW_DAYS", 90, minimum=1, maximum=3650
 )
 MEMORYHUB_JOB_RETRIES = env_int("MEMORYHUB_JOB_RETRIES", 3, minimum=0, maximum=10)
-# A dashboard purge deletes this many memories per transaction (its progress commits with
-# each batch: a killed worker resumes from the last one).
+# --- Recall quality (apps/evaluation) ---------------------------------------------------------
+# A served recall's query is kept encrypted this many days (0: never kept), so eval cases can
+# be made from recalls that got feedback; then it is forgotten.
+MEMORYHUB_RECALL_QUERY_DAYS = env_int("MEMORYHUB_RECALL_QUERY_DAYS", 30, minimum=0, maximum=365)
 # --- Privacy portal (apps/privacy) ----------------------------------------------------------
 # Portal links are https://<MEMORYHUB_PUBLIC_URL>/portal/enter/<token> (without it, the
 # address the link was asked at). A link works once, for MEMORYHUB_PORTAL_LINK_MINUTES; the
@@ -387,6 +389,8 @@ MEMORYHUB_PORTAL_IDLE_MINUTES = env_int(
 MEMORYHUB_PORTAL_SESSION_RATE = env_str("MEMORYHUB_PORTAL_SESSION_RATE", "120/m")
 MEMORYHUB_PORTAL_ADDRESS_RATE = env_str("MEMORYHUB_PORTAL_ADDRESS_RATE", "300/m")
 
+# A dashboard purge deletes this many memories per transaction (its progress commits with
+# each batch: a killed worker resumes from the last one).
 MEMORYHUB_PURGE_BATCH = env_int("MEMORYHUB_PURGE_BATCH", 500, minimum=1, maximum=10_000)
 MEMORYHUB_JOB_RETRY_DELAY = env_float("MEMORYHUB_JOB_RETRY_DELAY", 2.0, minimum=0.0)
 if "llm" in (MEMORYHUB_EXTRACTOR, MEMORYHUB_SUMMARIZER) and not MEMORYHUB_LLM_URL:
@@ -514,6 +518,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     "requeue-stale-jobs": {"task": "pipeline.requeue_stale_jobs", "schedule": 300.0},
     "subject-indexes": {"task": "recall.subject_indexes", "schedule": 600.0},
+    # Logged recall queries (kept encrypted for eval cases) are forgotten after their days.
+    "forget-recall-queries": {"task": "recall.forget_queries", "schedule": 3600.0},
     # The audit chain's integrity, for the overview and the audit viewer.
     "audit-chain-verify": {"task": "audit.chain_verify", "schedule": 3600.0},
     # The overview's rollups (apps/governance/rollups.py).

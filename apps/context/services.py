@@ -132,6 +132,8 @@ def context_assemble(
         purpose=purpose,
         duration_ms=round((time.perf_counter() - started) * 1000, 3),
         tokens=result.total_tokens,
+        query=spec.query,
+        keys=keys,
     )
     texts = turn_texts | {
         (name, item.key): item.text for name, group in gathered.candidates.items() for item in group

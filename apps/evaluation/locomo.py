@@ -10,6 +10,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ANSWERABLE_CATEGORIES = {1, 2, 3, 4}
+ADVERSARIAL = 5  # questions about things never said: unanswerable (they measure abstention)
+# The categories' names, as the LoCoMo paper has them (an eval case's category).
+CATEGORY_NAMES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "inference",
+    4: "single-hop",
+    5: "adversarial",
+}
 
 
 @dataclass(frozen=True)
@@ -42,7 +51,8 @@ class Conversation:
     name: str
     speakers: tuple[str, str]
     turns: list[Turn]
-    questions: list[Question]
+    questions: list[Question]  # answerable, with evidence
+    adversarial: list[Question]  # category 5: nothing said answers them
 
 
 def parse_session_date(text: str | None) -> datetime | None:
@@ -57,18 +67,34 @@ def parse_session_date(text: str | None) -> datetime | None:
     return None
 
 
+class NotLocomo(ValueError):
+    """The data is not a LoCoMo-format conversation (the reason says what is missing)."""
+
+
 def read_conversation(path: Path) -> Conversation:
-    data = json.loads(path.read_text())
+    return parse_conversation(json.loads(path.read_text()), name=path.stem)
+
+
+def parse_conversation(data: object, *, name: str) -> Conversation:
+    """A LoCoMo-format conversation from its parsed JSON; NotLocomo when it is not one."""
+    if not isinstance(data, dict):
+        raise NotLocomo("the file is not a JSON object")
     conversation = data.get("conversation", data)
+    if not isinstance(conversation, dict):
+        raise NotLocomo("'conversation' is not an object")
     sessions = sorted(
         (int(match.group(1)), key)
         for key in conversation
         if (match := re.fullmatch(r"session_(\d+)", key)) and isinstance(conversation[key], list)
     )
+    if not sessions:
+        raise NotLocomo("no session_1, session_2, ... lists of turns")
     turns: list[Turn] = []
     for number, key in sessions:
         occurred_at = parse_session_date(conversation.get(f"{key}_date_time"))
         for position, turn in enumerate(conversation[key]):
+            if not isinstance(turn, dict) or "dia_id" not in turn or "speaker" not in turn:
+                raise NotLocomo(f"a turn of {key} has no dia_id or speaker")
             turns.append(
                 Turn(
                     dia_id=str(turn["dia_id"]),
@@ -80,18 +106,32 @@ def read_conversation(path: Path) -> Conversation:
                     occurred_at=occurred_at,
                 )
             )
-    questions = [
-        Question(
+    questions: list[Question] = []
+    adversarial: list[Question] = []
+    qa = data.get("qa", [])
+    if not isinstance(qa, list):
+        raise NotLocomo("'qa' is not a list")
+    for item in qa:
+        if not isinstance(item, dict) or not str(item.get("question") or "").strip():
+            raise NotLocomo("a question has no text")
+        try:
+            category = int(item.get("category", 0))
+        except (TypeError, ValueError):
+            raise NotLocomo("a question's category is not a number") from None
+        question = Question(
             question=str(item["question"]),
-            evidence=tuple(str(e) for e in item.get("evidence", [])),
-            category=int(item["category"]),
+            evidence=tuple(str(e) for e in item.get("evidence") or []),
+            category=category,
         )
-        for item in data.get("qa", [])
+        if category == ADVERSARIAL:
+            adversarial.append(question)
         # Questions without evidence cannot be scored for retrieval; they are left out.
-        if int(item.get("category", 0)) in ANSWERABLE_CATEGORIES and item.get("evidence")
-    ]
+        elif category in ANSWERABLE_CATEGORIES and question.evidence:
+            questions.append(question)
     speakers = (str(conversation.get("speaker_a", "")), str(conversation.get("speaker_b", "")))
-    return Conversation(name=path.stem, speakers=speakers, turns=turns, questions=questions)
+    return Conversation(
+        name=name, speakers=speakers, turns=turns, questions=questions, adversarial=adversarial
+    )
 
 
 def conversation_files(paths: list[Path]) -> Iterator[Path]:

@@ -4,74 +4,16 @@ runs no script and needs nothing from the network), each with its figures as a t
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 
 import pygal
 from django.utils.translation import gettext as _
-from pygal.style import Style
 
 from apps.governance.overview import Overview
 from apps.memories.models import Kind
-
-COLOURS = ("#2f5fa7", "#27ae60", "#8e44ad", "#d68910", "#c0392b", "#16a085", "#7b8794")
-STYLE = Style(
-    background="#ffffff",
-    plot_background="#ffffff",
-    foreground="#1f2933",
-    foreground_strong="#1f2933",
-    foreground_subtle="#616e7c",
-    colors=COLOURS,
-    font_family="system-ui, -apple-system, 'Segoe UI', sans-serif",
-    label_font_size=14,
-    major_label_font_size=14,
-    legend_font_size=15,
-    title_font_size=18,
-)
-
-
-@dataclass(frozen=True)
-class Chart:
-    """A chart as an image (data: URI), its text alternative, and its figures."""
-
-    title: str
-    image: str
-    alt: str
-    columns: list[str]  # the table's column headings (the first is the x axis)
-    rows: list[list[str]]
-
-
-def _config(title: str, x_title: str, y_title: str) -> dict[str, object]:
-    return {
-        "title": title,
-        "x_title": x_title,
-        "y_title": y_title,
-        "style": STYLE,
-        "width": 760,
-        "height": 320,
-        "explicit_size": True,
-        "disable_xml_declaration": True,
-        "js": [],  # no script: shown as an image, and nothing fetched
-        # At the bottom, pygal 3.1 draws the legend below the picture's edge: on the right.
-        "legend_at_bottom": False,
-        "legend_box_size": 14,
-        "x_label_rotation": 0,
-        "show_minor_x_labels": False,
-        "x_labels_major_every": 7,
-        "truncate_legend": -1,
-        "truncate_label": -1,
-        "print_values": False,
-        "no_data_text": "",
-        "margin": 12,
-    }
-
-
-def _image(chart: pygal.graph.graph.Graph) -> str:
-    svg = chart.render(is_unicode=True)
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+from memoryhub.charts import Chart, chart_config, chart_image
 
 
 def _labels(days: Sequence[date]) -> list[str]:
@@ -90,7 +32,7 @@ def per_day(
 ) -> Chart:
     """A per-day chart of one or more named series: stacked bars, bars or lines."""
     factory = {"stacked": pygal.StackedBar, "bar": pygal.Bar, "line": pygal.Line}[kind]
-    chart = factory(**_config(title, x_title, y_title))
+    chart = factory(**chart_config(title, x_title, y_title))
     chart.x_labels = _labels(days)
     chart.show_legend = len(series) > 1
     for name, values in series.items():
@@ -102,7 +44,7 @@ def per_day(
         ]
         for i, day in enumerate(days)
     ]
-    return Chart(title, _image(chart), alt, [x_title, *series], rows)
+    return Chart(title, chart_image(chart), alt, [x_title, *series], rows)
 
 
 def _cell(value: float | int | None) -> str:
@@ -112,12 +54,18 @@ def _cell(value: float | int | None) -> str:
 def totals(*, title: str, y_title: str, values: dict[str, int], alt: str) -> Chart:
     """One bar per named total."""
     chart = pygal.Bar(
-        **{**_config(title, "", y_title), "x_labels_major_every": None, "show_minor_x_labels": True}
+        **{
+            **chart_config(title, "", y_title),
+            "x_labels_major_every": None,
+            "show_minor_x_labels": True,
+        }
     )
     chart.x_labels = list(values)
     chart.add(y_title, list(values.values()))
     chart.show_legend = False
-    return Chart(title, _image(chart), alt, ["", y_title], [[k, str(v)] for k, v in values.items()])
+    return Chart(
+        title, chart_image(chart), alt, ["", y_title], [[k, str(v)] for k, v in values.items()]
+    )
 
 
 def overview_charts(figures: Overview) -> list[Chart]:

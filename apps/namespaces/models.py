@@ -50,6 +50,9 @@ class Namespace(models.Model):
         help_text="A fact less certain than this waits for a person's review (none: the "
         "server's MEMORYHUB_REVIEW_BELOW).",
     )
+    # The knobs of recall that differ from the defaults (apps/recall/config.py); set by
+    # promoting an evaluated variant (apps/evaluation).
+    recall_config = models.JSONField(default=dict, blank=True)
     # The privacy portal (apps/privacy): where its links may send people back to, which sites
     # may show it in a frame, and how long a person's erasure waits (cancellable) before it runs.
     portal_return_origins = ArrayField(

@@ -12,10 +12,12 @@ from apps.memories.models import EncryptedContent
 
 
 class RecallLog(models.Model):
-    """Which memories went to whom: one row per recall or context request, ids only.
+    """Which memories went to whom: one row per recall or context request.
 
-    No query text, no content, no scores beyond ranks: it answers "memory M was served to
-    key K in request R" for admins and for the subject. Erased with the subject.
+    It answers "memory M was served to key K in request R" for admins and for the subject.
+    The query is kept encrypted (under the subject's data key, or the namespace's) for
+    MEMORYHUB_RECALL_QUERY_DAYS, so eval cases can be made from recalls people judged, then
+    forgotten; no content, no scores. Erased with the subject.
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -38,6 +40,9 @@ class RecallLog(models.Model):
     # the tokens a context assembly served: figures for the overview, no content.
     duration_ms = models.FloatField(null=True, blank=True)
     tokens = models.PositiveIntegerField(null=True, blank=True)
+    # The query, encrypted (row_encryption.seal_row); null once forgotten, or never kept.
+    content_encrypted = models.BinaryField(null=True, blank=True)
+    key_version = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

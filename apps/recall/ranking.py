@@ -41,6 +41,8 @@ class Weights:
     importance: float = 0.05
     bm25_k1: float = 1.2
     bm25_b: float = 0.5
+    # How much a neighbour's token counts in BM25 (0: a turn's neighbours do not count).
+    neighbour_tokens: float = CONTEXT_WEIGHT
 
 
 @dataclass
@@ -101,7 +103,14 @@ def adapt(weights: Weights, query: str) -> Weights:
     return weights
 
 
-def bm25(candidates: Candidates, corpus: Corpus, *, k1: float, b: float) -> np.ndarray:
+def bm25(
+    candidates: Candidates,
+    corpus: Corpus,
+    *,
+    k1: float,
+    b: float,
+    neighbour: float = CONTEXT_WEIGHT,
+) -> np.ndarray:
     """BM25 with neighbour-weighted term frequencies and document lengths (Lucene idf)."""
     n = len(candidates)
     if n == 0 or candidates.own_tf.shape[1] == 0:
@@ -109,8 +118,8 @@ def bm25(candidates: Candidates, corpus: Corpus, *, k1: float, b: float) -> np.n
     documents = max(corpus.documents, 1)
     df = corpus.document_frequency.astype(np.float64)
     idf = np.log1p((documents - df + 0.5) / (df + 0.5))
-    tf = candidates.own_tf + CONTEXT_WEIGHT * candidates.context_tf
-    length = candidates.own_length + CONTEXT_WEIGHT * candidates.context_length
+    tf = candidates.own_tf + neighbour * candidates.context_tf
+    length = candidates.own_length + neighbour * candidates.context_length
     norm = k1 * (1 - b + b * length / max(corpus.average_length, 1e-9))
     return (idf[None, :] * tf * (k1 + 1) / (tf + norm[:, None])).sum(axis=1)
 
@@ -131,7 +140,9 @@ def _speakers_named(query: str, speakers: set[str]) -> list[str]:
 
 def score(candidates: Candidates, *, query: str, corpus: Corpus, weights: Weights) -> Scored:
     n = len(candidates)
-    keyword = bm25(candidates, corpus, k1=weights.bm25_k1, b=weights.bm25_b)
+    keyword = bm25(
+        candidates, corpus, k1=weights.bm25_k1, b=weights.bm25_b, neighbour=weights.neighbour_tokens
+    )
     vector, context = candidates.vector, candidates.context
     fused = weights.keyword * min_max(keyword) + weights.vector * min_max(vector)
     fused = fused + weights.context * min_max(context)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -32,8 +32,9 @@ from apps.memories.models import Memory, Subject
 from apps.memories.row_encryption import KeyCache
 from apps.namespaces.models import Namespace
 from apps.recall import ranking, statements
+from apps.recall.config import RecallConfig, config_of
 from apps.recall.services import recall_log_create
-from apps.recall.statements import VECTOR_CANDIDATES, RecallFilters, RecallScope
+from apps.recall.statements import RecallFilters, RecallScope
 from memoryhub.exceptions import ApplicationError
 
 MAX_K = 100
@@ -67,7 +68,7 @@ def recall_memories(
     namespace: Namespace,
     subject_external_id: str | None,
     query: str,
-    k: int = 10,
+    k: int | None = None,
     filters: RecallFilters | None = None,
     include_shared: bool = True,
     mmr_lambda: float | None = None,
@@ -76,12 +77,24 @@ def recall_memories(
     log: bool = True,
     keys: KeyCache | None = None,
     every_subject: bool = False,
+    config: RecallConfig | None = None,
 ) -> RecallOutcome:
     """The k memories of the subject (and shared ones) most relevant to `query`, best first,
     each with its score components. Writes one RecallLog row unless `log` is False.
 
-    `every_subject` searches the whole namespace (the dashboard's explorer without a subject
-    filter): `subject_external_id` must then be None."""
+    `config` is the recall configuration (default: the namespace's); `k`, `mmr_lambda` and
+    `weights`, when given, override its own. `every_subject` searches the whole namespace
+    (the dashboard's explorer without a subject filter): `subject_external_id` must then be
+    None."""
+    config = config or config_of(namespace.recall_config)
+    k = config.k if k is None else k
+    mmr_lambda = config.mmr if mmr_lambda is None else mmr_lambda
+    weights = weights or config.weights
+    if not config.neighbour_context:
+        weights = replace(weights, context=0.0, neighbour_tokens=0.0)
+    half_life = (
+        namespace.recency_half_life_days if config.half_life_days is None else config.half_life_days
+    )
     if not query or not query.strip():
         raise ApplicationError("The query is empty.", details={"query": ["required"]})
     if len(query) > MAX_QUERY_CHARS:
@@ -107,12 +120,12 @@ def recall_memories(
         scope = RecallScope(namespace, subject, include_shared, filters, every_subject)
         keys = keys or KeyCache()
         terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
-        weights = ranking.adapt(weights or ranking.Weights(), query)
+        weights = ranking.adapt(weights, query)
         stats = statements.population_stats(scope.unfiltered())
         # Filters narrow the population: its statistics are then only counted where needed.
         known = stats.get("common", {}) if filters == RecallFilters() else {}
         keyword_ids, frequencies = statements.keyword_candidates(
-            scope, terms, stats, weights, known
+            scope, terms, stats, weights, known, limit=config.keyword_candidates
         )
     except BaseException:
         embedding.cancel()
@@ -128,12 +141,14 @@ def recall_memories(
     exact = stats["documents"] <= EXACT_SCAN_DOCUMENTS
     with connection.cursor() as cursor:
         while True:
-            sql, params = statements.candidate_sql(scope, query_vector, terms, keyword_ids, exact)
+            sql, params = statements.candidate_sql(
+                scope, query_vector, terms, keyword_ids, exact, config.vector_candidates
+            )
             cursor.execute(sql, params)
             columns = [column.name for column in cursor.description]
             candidate_rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
             nearest = sum(1 for row in candidate_rows if row["nearest"])
-            if exact or nearest >= min(VECTOR_CANDIDATES, stats.get("embedded", 0)):
+            if exact or nearest >= min(config.vector_candidates, stats.get("embedded", 0)):
                 break
             # The graph walk came back short (a selective filter, or a graph crowded with
             # deleted or duplicate vectors): compare every vector instead.
@@ -142,7 +157,7 @@ def recall_memories(
 
     mark = time.perf_counter()
     term_array = np.asarray(sorted(set(terms)), dtype=np.int64)
-    candidates = _as_candidates(candidate_rows, term_array, namespace)
+    candidates = _as_candidates(candidate_rows, term_array, half_life)
     corpus = ranking.Corpus(
         documents=stats["documents"] or 0,
         average_length=float(stats["length"] or 0.0),
@@ -196,6 +211,8 @@ def recall_memories(
             memory_ids=[h.memory.id for h in hits],
             purpose=purpose,
             duration_ms=round(_ms(started), 3),
+            query=query,
+            keys=keys,
         ).id
     timings["fetch"] = _ms(mark)
     timings["total"] = _ms(started)
@@ -203,7 +220,7 @@ def recall_memories(
 
 
 def _as_candidates(
-    rows: list[dict[str, Any]], terms: np.ndarray, namespace: Namespace
+    rows: list[dict[str, Any]], terms: np.ndarray, half_life_days: float
 ) -> ranking.Candidates:
     ages = np.array([row["age_days"] for row in rows], dtype=np.float64)
     width = terms.size
@@ -224,7 +241,7 @@ def _as_candidates(
         session=[row["session_key"] or "" for row in rows],
         position=[row["position"] for row in rows],
         speaker=[row["speaker"] or "" for row in rows],
-        recency=ranking.recency_weight(ages, namespace.recency_half_life_days),
+        recency=ranking.recency_weight(ages, half_life_days),
         importance=np.array([row["importance"] for row in rows], dtype=np.float64),
     )
 

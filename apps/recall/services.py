@@ -4,14 +4,16 @@ what it served."""
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.memories.models import Subject
-from apps.memories.row_encryption import KeyCache, seal_row
+from apps.memories.row_encryption import KeyCache, open_row, seal_row
 from apps.namespaces.models import Namespace
 from apps.recall.models import RecallFeedback, RecallLog
 from memoryhub.exceptions import ApplicationError, NotFound
@@ -26,10 +28,13 @@ def recall_log_create(
     purpose: str,
     duration_ms: float | None = None,
     tokens: int | None = None,
+    query: str | None = None,
+    keys: KeyCache | None = None,
 ) -> RecallLog:
-    """Record which memories were served to whom (ids only; no query, no content). Not an
-    audit event: reads are accounted here, at the memory level, erased with the subject."""
-    return RecallLog.objects.create(
+    """Record which memories were served to whom (ids; the query encrypted, when given, for
+    eval cases; no content). Not an audit event: reads are accounted here, at the memory
+    level, erased with the subject."""
+    log = RecallLog(
         namespace=namespace,
         subject=subject,
         purpose=purpose,
@@ -39,6 +44,25 @@ def recall_log_create(
         memory_ids=memory_ids,
         duration_ms=duration_ms,
         tokens=tokens,
+    )
+    if query and settings.MEMORYHUB_RECALL_QUERY_DAYS > 0:
+        seal_row(keys or KeyCache(), log, namespace.pk, log.subject_id, query)
+    log.save(force_insert=True)
+    return log
+
+
+def recall_query(log: RecallLog, keys: KeyCache | None = None) -> str | None:
+    """The query of a logged recall, if it is still kept."""
+    if log.content_encrypted is None:
+        return None
+    return open_row(keys or KeyCache(), log, log.namespace_id, log.subject_id)
+
+
+def recall_queries_forget(*, now: datetime | None = None) -> int:
+    """Forget the queries of recalls older than MEMORYHUB_RECALL_QUERY_DAYS (on beat)."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.MEMORYHUB_RECALL_QUERY_DAYS)
+    return RecallLog.objects.filter(created_at__lt=cutoff, content_encrypted__isnull=False).update(
+        content_encrypted=None, key_version=None
     )
 
 

@@ -121,8 +121,9 @@ def keyword_candidates(
     stats: dict[str, Any],
     weights: ranking.Weights,
     known_frequencies: dict[int, int],
+    limit: int = KEYWORD_CANDIDATES,
 ) -> tuple[list[uuid.UUID], list[int]]:
-    """The best `KEYWORD_CANDIDATES` keyword matches by BM25 (matches found row by row or
+    """The best `limit` keyword matches by BM25 (matches found row by row or
     through the GIN indexes, then BM25 in the database), and the population's document
     frequencies of the query terms (sorted by term): the known ones as given, the others
     counted over every match.
@@ -195,11 +196,11 @@ def keyword_candidates(
                (SELECT df FROM frequencies)
     """  # noqa: S608
     params.update(
-        keyword_limit=KEYWORD_CANDIDATES,
+        keyword_limit=limit,
         selecting=selecting,
         documents=documents,
         average_length=max(float(stats["length"] or 0.0), 1e-9),
-        context_weight=float(ranking.CONTEXT_WEIGHT),
+        context_weight=float(weights.neighbour_tokens),
         k1=float(weights.bm25_k1),
         b=float(weights.bm25_b),
     )
@@ -217,6 +218,7 @@ def candidate_sql(
     terms: list[int],
     keyword_ids: list[uuid.UUID],
     exact: bool,
+    vector_limit: int = VECTOR_CANDIDATES,
 ) -> tuple[str, dict[str, Any]]:
     """The nearest memories by embedding (HNSW, or `exact`ly) and the keyword candidates,
     fetched by primary key with their similarities to the query and their query-term counts."""
@@ -261,7 +263,7 @@ def candidate_sql(
     """  # noqa: S608
     params.update(
         vector=vector_literal(query_vector),
-        vector_limit=VECTOR_CANDIDATES,
+        vector_limit=vector_limit,
         keyword_ids=keyword_ids,
     )
     params.update({f"term_{i}": term for i, term in enumerate(sorted(set(terms)))})

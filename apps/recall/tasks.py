@@ -6,6 +6,7 @@ from dataclasses import asdict
 
 from celery import shared_task
 
+from apps.recall.services import recall_queries_forget
 from apps.recall.subject_indexes import refresh
 
 
@@ -13,3 +14,9 @@ from apps.recall.subject_indexes import refresh
 def subject_indexes() -> dict:
     """Create and drop the partial HNSW indexes of the largest subjects (on beat)."""
     return asdict(refresh())
+
+
+@shared_task(name="recall.forget_queries")
+def forget_queries() -> int:
+    """Forget logged recall queries past MEMORYHUB_RECALL_QUERY_DAYS (on beat, hourly)."""
+    return recall_queries_forget()

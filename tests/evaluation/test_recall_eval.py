@@ -102,7 +102,7 @@ def test_it_deletes_its_namespaces_also_on_failure(locomo_file: Path, monkeypatc
     def explode(*args, **kwargs):
         raise RuntimeError("recall broke")
 
-    monkeypatch.setattr(recall_eval, "_ask", explode)
+    monkeypatch.setattr(recall_eval, "run_work", explode)
     before = Namespace.objects.count()
     with pytest.raises(RuntimeError):
         call_command("recall_eval", str(locomo_file))
@@ -129,16 +129,16 @@ def test_metrics_match_hand_computed_values() -> None:
 def test_it_sends_the_conversation_as_an_app_does(locomo_file: Path, monkeypatch) -> None:
     """Through the service of POST /messages: one request a session, the speaker as `name`
     and the session's date as `created_at` (what an app can send)."""
-    from apps.evaluation.management.commands import recall_eval
+    from apps.evaluation import services
 
     sent = []
-    real = recall_eval.messages_ingest
+    real = services.messages_ingest
 
     def spy(**kwargs):
         sent.append(kwargs)
         return real(**kwargs)
 
-    monkeypatch.setattr(recall_eval, "messages_ingest", spy)
+    monkeypatch.setattr(services, "messages_ingest", spy)
     out = io.StringIO()
     call_command("recall_eval", str(locomo_file), "--json", stdout=out)
     assert [call["session_external_id"] for call in sent] == ["session-1", "session-2"]

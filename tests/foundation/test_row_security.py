@@ -3,11 +3,14 @@ another namespace's rows, even to a query that forgot its namespace filter."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.db import DatabaseError, connection
 from django.test import Client, override_settings
 
 from apps.audit.actors import Actor
+from apps.evaluation.services import eval_set_import_jsonl, run_start, variant_save
 from apps.memories import selectors
 from apps.memories.models import Memory, Subject
 from apps.namespaces.services import namespace_update
@@ -44,6 +47,10 @@ WALLED = {
     "privacy_schedulederasure": (
         "SELECT count(*) FROM privacy_schedulederasure WHERE namespace_id = %s"
     ),
+    **{
+        f"evaluation_{table}": f"SELECT count(*) FROM evaluation_{table} WHERE namespace_id = %s"
+        for table in ("evalset", "evalcase", "variant", "evalrun", "caseresult")
+    },
 }
 
 
@@ -88,6 +95,14 @@ def populate(tenant: Tenant, capture) -> None:
     namespace_update(actor=Actor.system("t"), namespace=tenant.namespace, erasure_grace_days=7)
     subject = Subject.objects.get(namespace=tenant.namespace, external_id="u1")
     erasure_request(actor=Actor.for_subject(subject.pk), subject=subject)
+    # Recall quality: an eval set with a case, a variant, a run with its case's result.
+    line = {"question": "Which tea?", "subject": "u1", "expected_memory_ids": [memory]}
+    eval_set = eval_set_import_jsonl(
+        actor=Actor.system("t"), namespace=tenant.namespace, name="s", text=json.dumps(line)
+    )
+    variant = variant_save(actor=Actor.system("t"), namespace=tenant.namespace, name="v", config={})
+    with capture(execute=True):
+        run_start(actor=Actor.system("t"), eval_set=eval_set, variant=variant)
 
 
 @pytest.fixture

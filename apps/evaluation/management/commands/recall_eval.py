@@ -1,8 +1,13 @@
-"""Measure recall quality on LoCoMo-format conversations through the real write and recall paths:
-the conversations go in as an app sends them (the service of `POST /messages`: extraction,
-consolidation, summaries), questions go to the recall of `POST /recall`.
+"""Measure recall quality on LoCoMo-format conversations through the real write and recall
+paths, with the code of the dashboard's eval sets and runs: each conversation is imported as
+an eval set into a temporary namespace (sent as an app sends it, through the service of
+`POST /messages`), and the set is run against the recall configuration.
 
 python manage.py recall_eval --format locomo ../shared/data/locomo-dev/ [--k 5 10] [--json]
+    [--abstention] [--min-relevance X] [--config '{"weights": {...}}']
+
+`--abstention` adds unanswerable cases: each conversation is also asked the questions of the
+other conversations, and its own adversarial (category 5) ones.
 """
 
 from __future__ import annotations
@@ -17,20 +22,18 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.audit.actors import Actor
-from apps.evaluation import metrics
-from apps.evaluation.locomo import Conversation, conversation_files, read_conversation
+from apps.evaluation import locomo
+from apps.evaluation.models import CaseResult, EvalRun
+from apps.evaluation.runs import SKIPPED, run_work, summarize
+from apps.evaluation.services import eval_set_import_locomo
 from apps.memories.embeddings import get_provider
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_create, namespace_delete
-from apps.pipeline import jobs
-from apps.pipeline.ingestion import IncomingMessage, messages_ingest
-from apps.pipeline.models import JobStatus
-from apps.recall.search import recall_memories
+from apps.recall import config as recall_config
 from apps.tokens.tokenizers import prompt_line_tokens
 
 ACTOR = Actor.system("manage.py recall_eval")
 SUBJECT = "locomo-subject"
-MESSAGES_PER_REQUEST = 100
 
 
 class Command(BaseCommand):
@@ -41,149 +44,142 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["locomo"], default="locomo")
         parser.add_argument("--k", nargs="+", type=int, default=[5, 10])
         parser.add_argument("--json", action="store_true", help="end with one JSON line of metrics")
+        parser.add_argument(
+            "--abstention",
+            action="store_true",
+            help="also ask each conversation the others' questions and its adversarial ones",
+        )
+        parser.add_argument("--min-relevance", type=float, default=None)
+        parser.add_argument("--config", default="", help="a recall configuration (JSON)")
 
-    def handle(
-        self,
-        *args: Any,
-        paths: list[Path],
-        k: list[int],
-        json: bool,
-        **options: Any,
-    ) -> None:
-        files = list(conversation_files(paths))
+    def handle(self, *args: Any, **options: Any) -> None:
+        files = list(locomo.conversation_files(options["paths"]))
         missing = [str(p) for p in files if not p.exists()]
         if missing or not files:
-            raise CommandError(f"No LoCoMo files found at: {', '.join(missing or map(str, paths))}")
-        ks = sorted(set(k) | {5, 10})
-        per_question: list[dict[str, float]] = []
-        latencies: list[float] = []
-        ingest_seconds = 0.0
-        ingested = 0
-        created: list[Namespace] = []
+            paths = missing or map(str, options["paths"])
+            raise CommandError(f"No LoCoMo files found at: {', '.join(paths)}")
+        changes = json.loads(options["config"]) if options["config"] else {}
+        if options["min_relevance"] is not None:
+            changes["min_relevance"] = options["min_relevance"]
+        try:
+            config = recall_config.parse(changes)
+        except recall_config.ConfigError as error:
+            raise CommandError(f"Bad configuration: {error}") from None
+        conversations = [locomo.read_conversation(path) for path in files]
         # Load the model (both paths) and the prompt tokenizers before the clock starts:
         # one-time costs of a process, not ingest throughput.
         get_provider().embed_query("warm-up")
         get_provider().embed_documents(["warm-up"])
         prompt_line_tokens("warm-up")
+        rows: list[tuple[dict[str, float], str, float, int, list[Any]]] = []
+        ingest_seconds, ingested = 0.0, 0
+        created: list[Namespace] = []
         try:
-            for path in files:
-                conversation = read_conversation(path)
+            for conversation in conversations:
                 namespace = namespace_create(
                     actor=ACTOR, slug=f"eval-{secrets.token_hex(6)}", name="recall_eval"
                 )
                 created.append(namespace)
-                seconds, dia_of = _ingest(namespace, conversation)
+                namespace.recall_config = config.as_dict()
+                namespace.save(update_fields=["recall_config"])
+                others = (
+                    [
+                        (question.question, "other conversation")
+                        for other in conversations
+                        if other is not conversation
+                        for question in other.questions + other.adversarial
+                    ]
+                    if options["abstention"]
+                    else []
+                )
+                started = time.perf_counter()
+                eval_set = _import(namespace, conversation, others, options["abstention"])
+                seconds = time.perf_counter() - started
                 ingest_seconds += seconds
                 ingested += len(conversation.turns)
-                scores = _ask(namespace, conversation, ks, latencies, dia_of)
-                per_question.extend(scores)
+                run = _run(eval_set)
+                mine = _rows(run)
+                rows.extend(mine)
+                answered = [s for s, *_ in mine if "recall@10" in s]
                 self.stdout.write(
                     f"{conversation.name}: {len(conversation.turns)} turns in {seconds:.1f}s, "
-                    f"{len(scores)} questions, "
-                    f"recall@10 {statistics.fmean(s['recall@10'] for s in scores):.3f}"
+                    f"{len(answered)} questions, "
+                    f"recall@10 {statistics.fmean(s['recall@10'] for s in answered):.3f}"
                 )
         finally:
             for namespace in created:
                 namespace_delete(actor=ACTOR, namespace=namespace)
-
-        summary: dict[str, float | int] = {
-            f"{name}@{n}": round(statistics.fmean(s[f"{name}@{n}"] for s in per_question), 4)
-            for name in ("recall", "hit")
-            for n in ks
+        figures = summarize(rows)
+        summary: dict[str, Any] = {
+            key: figures[key]
+            for key in sorted(figures)
+            if key.startswith(("recall@", "hit@")) and int(key.split("@")[1]) in options["k"]
         }
         summary.update(
             {
-                "mrr": round(statistics.fmean(s["mrr"] for s in per_question), 4),
-                "ndcg@10": round(statistics.fmean(s["ndcg@10"] for s in per_question), 4),
-                "questions": len(per_question),
-                "recall_p50_ms": round(metrics.percentile(latencies, 0.50), 2),
-                "recall_p95_ms": round(metrics.percentile(latencies, 0.95), 2),
+                "recall@5": figures.get("recall@5", 0.0),
+                "recall@10": figures.get("recall@10", 0.0),
+                "hit@5": figures.get("hit@5", 0.0),
+                "hit@10": figures.get("hit@10", 0.0),
+                "mrr": figures.get("mrr", 0.0),
+                "ndcg@10": figures.get("ndcg@10", 0.0),
+                "questions": figures["answerable"],
+                "recall_p50_ms": figures.get("latency_p50_ms", 0.0),
+                "recall_p95_ms": figures.get("latency_p95_ms", 0.0),
                 "ingest_per_s": round(ingested / ingest_seconds, 1) if ingest_seconds else 0.0,
             }
         )
-        for category in sorted({int(s["category"]) for s in per_question}):
-            rows = [s for s in per_question if s["category"] == category]
+        if options["abstention"]:
+            summary["unanswerable"] = figures["unanswerable"]
+            summary["unanswerable_empty"] = figures.get("abstention_recall", 0.0)
+            summary["abstention_precision"] = figures.get("abstention_precision", 0.0)
+        for category, values in figures["categories"].items():
+            if category == "adversarial":
+                continue
             self.stdout.write(
-                f"category {category}: {len(rows)} questions, "
-                + ", ".join(
-                    f"recall@{n} {statistics.fmean(r[f'recall@{n}'] for r in rows):.3f}" for n in ks
-                )
+                f"category {category}: {values['cases']} questions, "
+                f"recall@5 {values['recall@5']:.3f}, recall@10 {values['recall@10']:.3f}"
             )
         for key, value in summary.items():
-            self.stdout.write(f"{key:>14}  {value}")
-        if json:
-            self.stdout.write(_json_line(summary))
+            self.stdout.write(f"{key:>20}  {value}")
+        if options["json"]:
+            self.stdout.write(json.dumps(summary, sort_keys=True))
 
 
-def _ingest(namespace: Namespace, conversation: Conversation) -> tuple[float, dict[str, str]]:
-    """Send the conversation as an app would: each session to the service behind
-    `POST /messages`, its turns as user messages with the speaker as `name` and the
-    session's date as `created_at`; extraction and consolidation as configured. Returns the
-    time taken and, for scoring, each stored message's LoCoMo turn id."""
-    dia_of: dict[str, str] = {}
-    started = time.perf_counter()
-    sessions: dict[int, list[Any]] = {}
-    for turn in conversation.turns:
-        sessions.setdefault(turn.session, []).append(turn)
-    for number, turns in sorted(sessions.items()):
-        for start in range(0, len(turns), MESSAGES_PER_REQUEST):
-            batch = turns[start : start + MESSAGES_PER_REQUEST]
-            job, _ = messages_ingest(
-                actor=ACTOR,
-                namespace=namespace,
-                subject_external_id=SUBJECT,
-                session_external_id=f"session-{number}",
-                messages=[
-                    IncomingMessage(
-                        "user",
-                        turn.text + (f" [shared a photo: {turn.caption}]" if turn.caption else ""),
-                        name=turn.speaker[:64],
-                        created_at=turn.occurred_at,
-                    )
-                    for turn in batch
-                ],
-            )
-            if job.status == JobStatus.QUEUED:  # a broker is configured: do it here, now
-                jobs.run_ingest_job_inline(str(job.id))
-            for message_id, turn in zip(job.payload["messages"], batch, strict=True):
-                dia_of[message_id] = turn.dia_id
-    return time.perf_counter() - started, dia_of
-
-
-def _ask(
+def _import(
     namespace: Namespace,
-    conversation: Conversation,
-    ks: list[int],
-    latencies: list[float],
-    dia_of: dict[str, str],
-) -> list[dict[str, float]]:
-    depth = max(max(ks), 10)
-    scores = []
-    for question in conversation.questions:
-        outcome = recall_memories(
-            actor=ACTOR,
-            namespace=namespace,
-            subject_external_id=SUBJECT,
-            query=question.question,
-            k=depth,
-        )
-        latencies.append(outcome.timings_ms["total"])
-        # A fact found stands for the turn it came from (each turn counted once).
-        ranked = list(
-            dict.fromkeys(
-                dia_of.get(str(hit.memory.source.get("message")), "") for hit in outcome.hits
-            )
-        )
-        relevant = set(question.evidence)
-        row: dict[str, float] = {"category": question.category}
-        for n in ks:
-            row[f"recall@{n}"] = metrics.recall_at(ranked, relevant, n)
-            row[f"hit@{n}"] = metrics.hit_at(ranked, relevant, n)
-        row["mrr"] = metrics.reciprocal_rank(ranked, relevant)
-        row["ndcg@10"] = metrics.ndcg_at(ranked, relevant, 10)
-        scores.append(row)
-    return scores
+    conversation: locomo.Conversation,
+    others: list[tuple[str, str]],
+    abstention: bool,
+) -> Any:
+    return eval_set_import_locomo(
+        actor=ACTOR,
+        namespace=namespace,
+        name=conversation.name,
+        data=conversation,
+        subject_external_id=SUBJECT,
+        unanswerable=others,
+        adversarial=abstention,
+    )
 
 
-def _json_line(summary: dict[str, Any]) -> str:
-    return json.dumps(summary, sort_keys=True)
+def _run(eval_set: Any) -> EvalRun:
+    """The set's run, worked here (not queued): the command waits for its figures."""
+    run = EvalRun.objects.create(
+        namespace=eval_set.namespace,
+        eval_set=eval_set,
+        label="recall_eval",
+        config=eval_set.namespace.recall_config,
+        k=recall_config.config_of(eval_set.namespace.recall_config).k,
+        total=eval_set.cases.count(),
+        created_by=ACTOR.name,
+    )
+    return run_work(run_id=str(run.pk))
+
+
+def _rows(run: EvalRun) -> list[tuple[dict[str, float], str, float, int, list[Any]]]:
+    return [
+        (r.scores, r.case.category, r.latency_ms, r.tokens, r.ranked)
+        for r in CaseResult.objects.filter(run=run).select_related("case")
+        if SKIPPED not in r.scores
+    ]

@@ -1,0 +1,463 @@
+"""The quality pages of a namespace: the overview (each eval set's latest run and trend,
+the variants, the configuration in force), an eval set (its cases, its runs, a new run), a
+run (figures, per category, per case; a case's recall with its score components), the
+comparison of two runs, and the actions: import, make from feedback, add a case from a
+recall, save, promote and delete a variant.
+
+Who: viewers read; editors make sets, cases, variants and runs; owners promote a variant to
+the namespace's configuration. Another namespace's set, run, case or variant is a 404.
+Pages that show questions or memory text are not cached and record the read in the audit
+log (ids and counts, never text). One view and one template serve a page and its htmx
+fragment.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from apps.audit.services import audit_record
+from apps.evaluation import selectors, services
+from apps.evaluation.charts import trend_charts
+from apps.evaluation.forms import (
+    CaseFromRecallForm,
+    EmptySetForm,
+    FeedbackSetForm,
+    ImportForm,
+    RunForm,
+    VariantForm,
+)
+from apps.evaluation.models import EvalCase, RunStatus
+from apps.memories.row_encryption import KeyCache
+from apps.namespaces.models import Namespace
+from apps.namespaces.pages import (
+    EDITOR,
+    OWNER,
+    DashboardRequest,
+    actor_of,
+    namespace_for_request,
+    page_context,
+)
+from apps.namespaces.selectors import namespaces_for_user
+from apps.recall.config import config_of
+from apps.recall.models import RecallLog
+from apps.recall.services import recall_query
+from memoryhub.exceptions import ApplicationError, NotFound
+
+
+def _found(call: Any, **kwargs: Any) -> Any:
+    try:
+        return call(**kwargs)
+    except NotFound:
+        raise Http404("Not found.") from None
+
+
+def _read_record(
+    request: DashboardRequest,
+    namespace: Namespace,
+    what: str,
+    cases: list[EvalCase],
+    memory_ids: list[str] = (),  # type: ignore[assignment]
+) -> None:
+    """Record that questions (and memory texts) were shown: ids and counts, and whose they
+    are, so each subject finds the read in the portal's access history."""
+    if not cases and not memory_ids:
+        return
+    subjects = sorted({str(case.subject_id) for case in cases if case.subject_id})
+    details: dict[str, Any] = {"cases": len(cases)}
+    if len(subjects) > 1:
+        details["subjects"] = subjects
+    if memory_ids:
+        details["memory_ids"] = list(memory_ids)
+    audit_record(
+        actor=actor_of(request),
+        action=f"dashboard.read.{what}",
+        namespace=namespace,
+        subject_id=cases[0].subject_id if len(subjects) == 1 else None,
+        object_type="eval_case" if len(cases) == 1 else "eval_set",
+        object_id=str(cases[0].pk if len(cases) == 1 else cases[0].eval_set_id) if cases else "",
+        details=details,
+    )
+
+
+def _error(request: DashboardRequest, error: ApplicationError) -> None:
+    messages.error(request, error.message)
+
+
+@login_required
+@require_GET
+def quality_pick(request: DashboardRequest) -> HttpResponse:
+    """The Quality link: the one namespace's quality page, or a list to choose from."""
+    namespaces = list(namespaces_for_user(request.user).order_by("slug"))
+    if len(namespaces) == 1:
+        return redirect("evaluation:overview", slug=namespaces[0].slug)
+    return render(request, "evaluation/pick.html", {"namespaces": namespaces})
+
+
+@login_required
+@require_GET
+def overview(request: DashboardRequest, slug: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug)
+    summaries = selectors.sets_overview(namespace=namespace)
+    config = config_of(namespace.recall_config)
+    context = page_context(
+        request,
+        namespace,
+        summaries=summaries,
+        charts=trend_charts(summaries),
+        variants=selectors.variants(namespace=namespace),
+        config=config.full(),
+        config_changed=sorted(config.as_dict()),
+        promoted=selectors.last_promotion(namespace=namespace),
+        import_form=ImportForm(),
+        feedback_form=FeedbackSetForm(initial={"days": 30}),
+        empty_form=EmptySetForm(),
+        variant_form=VariantForm(initial=VariantForm.initial_from(config)),
+    )
+    return render(request, "evaluation/overview.html", context)
+
+
+@login_required
+@require_POST
+def set_import(request: DashboardRequest, slug: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug, EDITOR)
+    form = ImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(
+            request, _("The import was not started: %(errors)s") % {"errors": _errors(form)}
+        )
+        return redirect("evaluation:overview", slug=slug)
+    data = form.cleaned_data
+    raw = data["file"].read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        messages.error(request, _("The file is not UTF-8 text."))
+        return redirect("evaluation:overview", slug=slug)
+    try:
+        if data["format"] == "jsonl":
+            eval_set = services.eval_set_import_jsonl(
+                actor=actor_of(request), namespace=namespace, name=data["name"], text=text
+            )
+        else:
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError:
+                raise ApplicationError(_("The file is not JSON.")) from None
+            eval_set = services.eval_set_import_locomo(
+                actor=actor_of(request),
+                namespace=namespace,
+                name=data["name"],
+                data=parsed,
+                subject_external_id=data["subject"],
+            )
+    except ApplicationError as error:
+        _error(request, error)
+        return redirect("evaluation:overview", slug=slug)
+    messages.success(request, _("Imported %(n)d cases.") % {"n": eval_set.cases.count()})
+    return redirect("evaluation:set", slug=slug, set_id=eval_set.pk)
+
+
+def _errors(form: Any) -> str:
+    return "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+
+
+@login_required
+@require_POST
+def set_from_feedback(request: DashboardRequest, slug: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug, EDITOR)
+    form = FeedbackSetForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _errors(form))
+        return redirect("evaluation:overview", slug=slug)
+    try:
+        eval_set = services.eval_set_from_feedback(
+            actor=actor_of(request),
+            namespace=namespace,
+            name=form.cleaned_data["name"],
+            days=form.cleaned_data["days"],
+        )
+    except ApplicationError as error:
+        _error(request, error)
+        return redirect("evaluation:overview", slug=slug)
+    messages.success(request, _("Made %(n)d cases from feedback.") % {"n": eval_set.cases.count()})
+    return redirect("evaluation:set", slug=slug, set_id=eval_set.pk)
+
+
+@login_required
+@require_POST
+def set_create(request: DashboardRequest, slug: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug, EDITOR)
+    form = EmptySetForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _errors(form))
+        return redirect("evaluation:overview", slug=slug)
+    try:
+        eval_set = services.eval_set_create_empty(
+            actor=actor_of(request), namespace=namespace, name=form.cleaned_data["name"]
+        )
+    except ApplicationError as error:
+        _error(request, error)
+        return redirect("evaluation:overview", slug=slug)
+    return redirect("evaluation:set", slug=slug, set_id=eval_set.pk)
+
+
+@login_required
+@never_cache
+def set_detail(request: DashboardRequest, slug: str, set_id: str) -> HttpResponse:
+    """An eval set: a page of its cases (questions decrypted), its runs (pick two to
+    compare), and a new run (POST)."""
+    namespace = namespace_for_request(request, slug)
+    eval_set = _found(selectors.eval_set_get, namespace=namespace, set_id=set_id)
+    form = RunForm(request.POST or None, namespace=namespace, initial={"token_budget": 2000})
+    if request.method == "POST":
+        namespace_for_request(request, slug, EDITOR)
+        if form.is_valid():
+            try:
+                run = services.run_start(
+                    actor=actor_of(request),
+                    eval_set=eval_set,
+                    variant=form.cleaned_data["variant"],
+                    token_budget=form.cleaned_data["token_budget"],
+                )
+            except ApplicationError as error:
+                _error(request, error)
+            else:
+                return redirect("evaluation:run", slug=slug, run_id=run.pk)
+    offset = _offset(request.GET.get("offset"))
+    rows, total = selectors.cases_page(eval_set=eval_set, offset=offset)
+    _read_record(request, namespace, "eval_cases", [row.case for row in rows])
+    context = page_context(
+        request,
+        namespace,
+        eval_set=eval_set,
+        rows=rows,
+        total=total,
+        start=offset + 1,
+        end=offset + len(rows),
+        previous_offset=max(offset - 50, 0) if offset else None,
+        next_offset=offset + 50 if offset + 50 < total else None,
+        runs=selectors.runs_of(eval_set=eval_set),
+        form=form,
+    )
+    return render(request, "evaluation/set.html", context)
+
+
+def _offset(raw: str | None) -> int:
+    try:
+        return max(int(raw or 0), 0)
+    except ValueError:
+        return 0
+
+
+@login_required
+@require_POST
+def set_delete(request: DashboardRequest, slug: str, set_id: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug, EDITOR)
+    eval_set = _found(selectors.eval_set_get, namespace=namespace, set_id=set_id)
+    if request.POST.get("confirm") != eval_set.name:
+        messages.error(request, _("Type the set's name to delete it."))
+        return redirect("evaluation:set", slug=slug, set_id=eval_set.pk)
+    services.eval_set_delete(actor=actor_of(request), eval_set=eval_set)
+    messages.success(request, _("The eval set, its cases and its runs were deleted."))
+    return redirect("evaluation:overview", slug=slug)
+
+
+@login_required
+@require_POST
+def case_delete(request: DashboardRequest, slug: str, case_id: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug, EDITOR)
+    case = _found(selectors.case_get, namespace=namespace, case_id=case_id)
+    services.eval_case_delete(actor=actor_of(request), case=case)
+    messages.success(request, _("The case was deleted."))
+    return redirect("evaluation:set", slug=slug, set_id=case.eval_set_id)
+
+
+@login_required
+@never_cache
+def run_detail(request: DashboardRequest, slug: str, run_id: str) -> HttpResponse:
+    """A run: its progress while it works (htmx polls the fragment), then its figures, per
+    category, and its cases (misses only, a category: in the address)."""
+    namespace = namespace_for_request(request, slug)
+    run = _found(selectors.run_get, namespace=namespace, run_id=run_id)
+    finished = run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED)
+    if request.htmx and not finished:
+        return render(request, "evaluation/run.html#progress", {"run": run, "namespace": namespace})
+    misses = request.GET.get("misses") == "1"
+    category = request.GET.get("category", "")[:40]
+    rows = selectors.run_results(run=run, misses_only=misses, category=category) if finished else []
+    _read_record(request, namespace, "eval_results", [row.result.case for row in rows])
+    context = page_context(
+        request,
+        namespace,
+        run=run,
+        finished=finished,
+        figures=[
+            (name, run.metrics.get(name)) for name, _ in selectors.HEADLINE if name in run.metrics
+        ],
+        categories=sorted(run.metrics.get("categories", {}).items()),
+        rows=rows,
+        misses=misses,
+        category=category,
+        config=config_of(run.config).full(),
+        other_runs=[r for r in selectors.runs_of(eval_set=run.eval_set) if r.pk != run.pk],
+    )
+    if request.htmx:  # finished while the page polled: the whole page again
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"
+        return response
+    return render(request, "evaluation/run.html", context)
+
+
+@login_required
+@never_cache
+@require_GET
+def case_result(request: DashboardRequest, slug: str, run_id: str, case_id: str) -> HttpResponse:
+    """One case in a run: the question, the memories that answer it, and what recall
+    returned, each with its score components."""
+    namespace = namespace_for_request(request, slug)
+    run = _found(selectors.run_get, namespace=namespace, run_id=run_id)
+    result = run.results.select_related("case", "case__subject").filter(case_id=case_id).first()
+    if result is None:
+        raise Http404("No such case in this run.")
+    keys = KeyCache()
+    case = result.case
+    served = selectors.case_recall(result=result, keys=keys)
+    expected = selectors.expected_memories(case=case, keys=keys)
+    question = selectors.open_question(case, keys)
+    _read_record(
+        request,
+        namespace,
+        "eval_case",
+        [case],
+        [row.memory_id for row in served] + [m for m, _ in expected],
+    )
+    context = page_context(
+        request,
+        namespace,
+        run=run,
+        result=result,
+        case=case,
+        question=question,
+        served=served,
+        expected=expected,
+    )
+    return render(request, "evaluation/case.html", context)
+
+
+@login_required
+@never_cache
+@require_GET
+def compare(request: DashboardRequest, slug: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug)
+    a = _found(selectors.run_get, namespace=namespace, run_id=request.GET.get("a", ""))
+    b = _found(selectors.run_get, namespace=namespace, run_id=request.GET.get("b", ""))
+    finished = a.status == b.status == RunStatus.SUCCEEDED
+    if a.eval_set_id != b.eval_set_id or not finished:
+        messages.error(request, _("Compare two finished runs of the same eval set."))
+        return redirect("evaluation:set", slug=slug, set_id=a.eval_set_id)
+    comparison = selectors.compare(a=a, b=b)
+    _read_record(request, namespace, "eval_compare", [change.case for change in comparison.changes])
+    context = page_context(request, namespace, comparison=comparison, a=a, b=b)
+    return render(request, "evaluation/compare.html", context)
+
+
+@login_required
+@require_POST
+def variant_save(request: DashboardRequest, slug: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug, EDITOR)
+    form = VariantForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _errors(form))
+        return redirect(reverse("evaluation:overview", args=[slug]) + "#variants")
+    try:
+        variant = services.variant_save(
+            actor=actor_of(request),
+            namespace=namespace,
+            name=form.cleaned_data["name"],
+            config=form.config(),
+        )
+    except ApplicationError as error:
+        _error(request, error)
+    else:
+        messages.success(request, _("Variant “%(name)s” saved.") % {"name": variant.name})
+    return redirect(reverse("evaluation:overview", args=[slug]) + "#variants")
+
+
+@login_required
+@require_POST
+def variant_promote(request: DashboardRequest, slug: str, variant_id: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug, OWNER)
+    variant = _found(selectors.variant_get, namespace=namespace, variant_id=variant_id)
+    services.variant_promote(actor=actor_of(request), variant=variant)
+    messages.success(
+        request,
+        _("“%(name)s” is now the namespace's recall configuration.") % {"name": variant.name},
+    )
+    return redirect("evaluation:overview", slug=slug)
+
+
+@login_required
+@require_POST
+def variant_delete(request: DashboardRequest, slug: str, variant_id: str) -> HttpResponse:
+    namespace = namespace_for_request(request, slug, EDITOR)
+    variant = _found(selectors.variant_get, namespace=namespace, variant_id=variant_id)
+    services.variant_delete(actor=actor_of(request), variant=variant)
+    messages.success(request, _("The variant was deleted; its runs are kept."))
+    return redirect(reverse("evaluation:overview", args=[slug]) + "#variants")
+
+
+@login_required
+@never_cache
+def case_from_recall(request: DashboardRequest, slug: str, recall_id: str) -> HttpResponse:
+    """Add a case to an eval set from a recall-log row: its query (while kept), the memories
+    it served to choose the expected ones from."""
+    namespace = namespace_for_request(request, slug, EDITOR)
+    try:
+        log = RecallLog.objects.select_related("subject").get(namespace=namespace, pk=recall_id)
+    except RecallLog.DoesNotExist:
+        raise Http404("No such recall.") from None
+    keys = KeyCache()
+    question = recall_query(log, keys)
+    served = selectors.served_memories(namespace=namespace, log=log, keys=keys)
+    form = CaseFromRecallForm(
+        request.POST or None,
+        namespace=namespace,
+        served=[(memory_id, text or _("(deleted)")) for memory_id, text in served],
+        initial={"eval_set": request.GET.get("set")},
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            case = services.eval_case_from_recall(
+                actor=actor_of(request),
+                eval_set=form.cleaned_data["eval_set"],
+                recall_id=str(log.pk),
+                expected=form.cleaned_data["expected"],
+                category=form.cleaned_data["category"],
+            )
+        except ApplicationError as error:
+            _error(request, error)
+        else:
+            messages.success(request, _("The case was added."))
+            return redirect("evaluation:set", slug=slug, set_id=case.eval_set_id)
+    if question is not None:
+        audit_record(
+            actor=actor_of(request),
+            action="dashboard.read.recall_query",
+            namespace=namespace,
+            subject_id=log.subject_id,
+            object_type="recall",
+            object_id=str(log.pk),
+            details={"memory_ids": [m for m, _ in served]},
+        )
+    context = page_context(request, namespace, log=log, question=question, form=form)
+    return render(request, "evaluation/case_new.html", context)

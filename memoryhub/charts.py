@@ -1,0 +1,95 @@
+"""Charts of the dashboard: pygal SVG rendered on the server, shown as images (an SVG image
+runs no script and needs nothing from the network), each with its figures as a table too.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pygal
+from pygal.style import Style
+
+COLOURS = ("#2f5fa7", "#27ae60", "#8e44ad", "#d68910", "#c0392b", "#16a085", "#7b8794")
+STYLE = Style(
+    background="#ffffff",
+    plot_background="#ffffff",
+    foreground="#1f2933",
+    foreground_strong="#1f2933",
+    foreground_subtle="#616e7c",
+    colors=COLOURS,
+    font_family="system-ui, -apple-system, 'Segoe UI', sans-serif",
+    label_font_size=14,
+    major_label_font_size=14,
+    legend_font_size=15,
+    title_font_size=18,
+)
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart as an image (data: URI), its text alternative, and its figures."""
+
+    title: str
+    image: str
+    alt: str
+    columns: list[str]  # the table's column headings (the first is the x axis)
+    rows: list[list[str]]
+
+
+def chart_config(title: str, x_title: str, y_title: str) -> dict[str, object]:
+    return {
+        "title": title,
+        "x_title": x_title,
+        "y_title": y_title,
+        "style": STYLE,
+        "width": 760,
+        "height": 320,
+        "explicit_size": True,
+        "disable_xml_declaration": True,
+        "js": [],  # no script: shown as an image, and nothing fetched
+        # At the bottom, pygal 3.1 draws the legend below the picture's edge: on the right.
+        "legend_at_bottom": False,
+        "legend_box_size": 14,
+        "x_label_rotation": 0,
+        "show_minor_x_labels": False,
+        "x_labels_major_every": 7,
+        "truncate_legend": -1,
+        "truncate_label": -1,
+        "print_values": False,
+        "no_data_text": "",
+        "margin": 12,
+    }
+
+
+def chart_image(chart: pygal.graph.graph.Graph) -> str:
+    svg = chart.render(is_unicode=True)
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+
+
+def lines(
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    labels: Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+    alt: str,
+    y_range: tuple[float, float] | None = None,
+) -> Chart:
+    """Named series over labelled points (runs, days): a line each, dots on the values."""
+    config = chart_config(title, x_title, y_title)
+    config.update(x_labels_major_every=None, show_minor_x_labels=True, x_label_rotation=20)
+    if y_range is not None:
+        config["range"] = y_range
+    chart = pygal.Line(**config)
+    chart.x_labels = list(labels)
+    chart.show_legend = len(series) > 1
+    for name, values in series.items():
+        chart.add(name, list(values))
+    rows = [
+        [label, *("—" if values[i] is None else f"{values[i]:.3f}" for values in series.values())]
+        for i, label in enumerate(labels)
+    ]
+    return Chart(title, chart_image(chart), alt, [x_title, *series], rows)
