@@ -6,4 +6,5 @@ app_name = "context"
 
 urlpatterns = [
     path("playground/", views.playground, name="playground"),
+    path("playground/feedback/", views.playground_feedback, name="playground_feedback"),
 ]

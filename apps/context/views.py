@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 from django.utils.translation import gettext_lazy as _
 from django_htmx.middleware import HtmxDetails
 
@@ -28,7 +29,9 @@ from apps.context.services import (
     playground_config_get,
     playground_config_save,
 )
+from apps.namespaces.pages import EDITOR, namespace_for_request
 from apps.namespaces.selectors import namespace_for_user, namespaces_for_user
+from apps.recall.services import recall_feedback_give
 from memoryhub.exceptions import ApplicationError
 from memoryhub.row_security import namespace_wall
 
@@ -126,3 +129,26 @@ def _for_display(result: dict[str, Any]) -> dict[str, Any]:
         section["label"] = SECTION_LABELS[section["name"]]
     result["used_percent"] = round(100 * result["total_tokens"] / budget, 1)
     return result
+
+
+@login_required
+@require_POST
+def playground_feedback(request: PlaygroundRequest) -> HttpResponse:
+    """One click on a memory the playground's assembly served: relevant to that recall or
+    not (editors; the same feedback an app gives through the API). htmx swaps the buttons
+    for the answer; without it, the page says so on a plain response."""
+    namespace = namespace_for_request(request, request.POST.get("namespace", ""), EDITOR)
+    relevant = request.POST.get("relevant") == "1"
+    try:
+        recall_feedback_give(
+            actor=Actor.for_user(request.user, request),
+            namespace=namespace,
+            recall_id=request.POST.get("recall", ""),
+            memory_id=request.POST.get("memory", ""),
+            relevant=relevant,
+        )
+    except ApplicationError as error:
+        return render(
+            request, "context/_feedback.html", {"error": error.message}, status=error.status_code
+        )
+    return render(request, "context/_feedback.html", {"relevant": relevant})

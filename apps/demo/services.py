@@ -41,6 +41,7 @@ from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
 from apps.audit.services import audit_record
 from apps.context.services import ContextRequest, context_assemble
+from apps.evaluation.services import eval_set_import_jsonl
 from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.memories.services import NewMemory, memories_create_bulk, memory_create
@@ -55,8 +56,9 @@ from memoryhub.exceptions import ApplicationError
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DEMO_DATA = DATA_DIR / "demo.json"
-EVAL_DATA = DATA_DIR / "eval.json"
+EVAL_DATA = DATA_DIR / "eval.jsonl"  # the documented JSON-lines format of eval sets
 SLUG = "demo"
+EVAL_SET_NAME = "Demo questions"
 LOAD_ACTION = "demo.load"
 REMOVE_ACTION = "demo.remove"
 # The newest simulated event happens at least this long before the load.
@@ -179,6 +181,7 @@ def demo_load(
     """Load the demo namespace, unless it exists (then nothing is done, and the report says
     so). All in one transaction."""
     started = time.perf_counter()
+    with_eval_set = data is None  # the demo's own data: its eval set fits it
     data = data if data is not None else read_data()
     slug = data["namespace"].get("slug", SLUG)
     if Namespace.objects.filter(slug=slug).exists():
@@ -187,6 +190,14 @@ def demo_load(
     try:
         with transaction.atomic():
             namespace = _load(actor, data, now or timezone.now(), tokens)
+            if with_eval_set:  # ready to run on the quality page
+                eval_set_import_jsonl(
+                    actor=actor,
+                    namespace=namespace,
+                    name=EVAL_SET_NAME,
+                    text=EVAL_DATA.read_text(encoding="utf-8"),
+                    description="manage.py demo load",
+                )
             counts = demo_counts(namespace)
             audit_record(
                 actor=actor,
@@ -452,7 +463,14 @@ class EvalReport:
 
 
 def read_eval(path: Path = EVAL_DATA) -> list[dict[str, Any]]:
-    return list(json.loads(path.read_text(encoding="utf-8"))["queries"])
+    """The demo's eval set: questions for the demo's subjects, each answered by the current
+    memories that hold one of its `expected_contains` phrases (a superseded value, such as
+    Hangzhou, peanuts or nurse, is never expected: recall serves current memories only)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [
+        {"subject": item["subject"], "query": item["question"], **item}
+        for item in map(json.loads, filter(str.strip, lines))
+    ]
 
 
 def _expected(text: str, phrases: list[str]) -> bool:

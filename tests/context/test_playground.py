@@ -3,15 +3,19 @@ by side, an htmx partial, a saved set-up shared by link, and only the user's nam
 
 from __future__ import annotations
 
+import re
+import uuid
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.urls import reverse
 
 from apps.audit.actors import Actor
 from apps.memories.services import memory_create
 from apps.namespaces.services import membership_set
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
-from apps.recall.models import RecallLog
+from apps.recall.models import RecallFeedback, RecallLog
 from tests.conftest import Tenant
 
 ACTOR = Actor.system("tests")
@@ -65,7 +69,35 @@ def test_compare_shows_the_four_strategies_side_by_side(
 def test_htmx_gets_only_the_result(seeded: Tenant, alice_client: Client) -> None:
     partial = alice_client.post(URL, config(), HTTP_HX_REQUEST="true").content.decode()
     assert partial.lstrip().startswith('<section id="result"')
-    assert "<form" not in partial
+    assert "playground-form" not in partial  # the result only; its feedback buttons are in it
+
+
+@pytest.mark.django_db
+def test_one_click_on_a_served_memory_is_feedback_on_its_recall(
+    seeded: Tenant, alice_client: Client
+) -> None:
+    page = alice_client.post(URL, config()).content.decode()
+    recall = re.search(r'name="recall" value="([0-9a-f-]{36})"', page)
+    memory = re.search(r'name="memory" value="([0-9a-f-]{36})"', page)
+    assert recall is not None
+    assert memory is not None
+    answer = alice_client.post(
+        reverse("context:playground_feedback"),
+        {"namespace": "acme", "recall": recall[1], "memory": memory[1], "relevant": "1"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert answer.status_code == 200
+    assert "Marked relevant" in answer.content.decode()
+    feedback = RecallFeedback.objects.get(recall_id=recall[1])
+    assert str(feedback.memory_id) == memory[1]
+    assert feedback.relevant
+    # A memory the recall did not serve is refused, in the one error shape's words.
+    refused = alice_client.post(
+        reverse("context:playground_feedback"),
+        {"namespace": "acme", "recall": recall[1], "memory": str(uuid.uuid4()), "relevant": "0"},
+    )
+    assert refused.status_code == 400
+    assert "did not serve" in refused.content.decode()
 
 
 @pytest.mark.django_db

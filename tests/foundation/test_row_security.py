@@ -48,7 +48,7 @@ WALLED = {
         "SELECT count(*) FROM privacy_schedulederasure WHERE namespace_id = %s"
     ),
     **{
-        f"evaluation_{table}": f"SELECT count(*) FROM evaluation_{table} WHERE namespace_id = %s"
+        f"evaluation_{table}": f"SELECT count(*) FROM evaluation_{table} WHERE namespace_id = %s"  # noqa: S608
         for table in ("evalset", "evalcase", "variant", "evalrun", "caseresult")
     },
 }

@@ -1,0 +1,74 @@
+"""A run on a real Celery worker (Redis): killed part-way, its task comes back to the next
+worker, which asks only the cases left."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import psycopg
+import pytest
+from django.db import connection
+
+from apps.audit.actors import Actor
+from apps.evaluation.models import CaseResult, EvalRun, RunStatus
+from apps.evaluation.services import eval_set_import_jsonl, run_start
+from tests.conftest import Tenant, stop_process
+from tests.pipeline.test_worker import broker, start_worker, wait_for  # noqa: F401
+
+ACTOR = Actor.system("tests")
+CASES = 40
+
+
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_worker_s_run_is_finished_by_the_next_without_repeats(
+    acme: Tenant,
+    broker: tuple[str, str],  # noqa: F811
+) -> None:
+    redis_url, queue = broker
+    text = "\n".join(json.dumps({"question": f"question number {i}?"}) for i in range(CASES))
+    eval_set = eval_set_import_jsonl(actor=ACTOR, namespace=acme.namespace, name="s", text=text)
+    blocker = psycopg.connect(
+        host=connection.settings_dict["HOST"],
+        port=connection.settings_dict["PORT"],
+        user=connection.settings_dict["USER"],
+        dbname=connection.settings_dict["NAME"],
+    )
+    first = start_worker(redis_url, queue)
+    second = None
+    try:
+        run = run_start(actor=ACTOR, eval_set=eval_set)
+        wait_for(lambda: EvalRun.objects.get(pk=run.pk).done >= 1, timeout=120)
+        # Hold the run's row: the worker's next commit of a case waits on it; then kill it.
+        blocker.execute("SELECT 1 FROM evaluation_evalrun WHERE id = %s FOR UPDATE", [run.pk])
+
+        def waiting() -> bool:
+            blocker.execute("SELECT pg_stat_clear_snapshot()")
+            row = blocker.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND datname = current_database()"
+            ).fetchone()
+            return bool(row and row[0] > 0)
+
+        wait_for(waiting)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=20)
+        blocker.rollback()
+        stopped = EvalRun.objects.get(pk=run.pk)
+        assert stopped.status == RunStatus.RUNNING
+        assert 1 <= stopped.done < CASES
+        assert CaseResult.objects.filter(run=run).count() == stopped.done
+
+        second = start_worker(redis_url, queue)  # the unacknowledged task comes back to it
+        wait_for(lambda: EvalRun.objects.get(pk=run.pk).status == RunStatus.SUCCEEDED, timeout=180)
+        finished = EvalRun.objects.get(pk=run.pk)
+        assert finished.done == CASES
+        assert finished.attempts == 2
+        assert CaseResult.objects.filter(run=run).count() == CASES
+        assert finished.metrics["unanswerable"] == CASES
+    finally:
+        blocker.close()
+        stop_process(first)
+        if second is not None:
+            stop_process(second)
