@@ -120,7 +120,13 @@ def parse_conversation(data: object, *, name: str) -> Conversation:
             raise NotLocomo("a question's category is not a number") from None
         question = Question(
             question=str(item["question"]),
-            evidence=tuple(str(e) for e in item.get("evidence") or []),
+            # An entry may list several turns ("D8:6; D9:17"): each is evidence.
+            evidence=tuple(
+                part.strip()
+                for entry in item.get("evidence") or []
+                for part in str(entry).split(";")
+                if part.strip()
+            ),
             category=category,
         )
         if category == ADVERSARIAL:

@@ -11,7 +11,8 @@ CATALOG = Path(__file__).resolve().parents[2] / "locale" / "zh_Hans" / "LC_MESSA
 
 
 def entries() -> dict[str, str]:
-    """msgid -> msgstr (msgstr[0] for plurals, keyed by the singular) of the .po file."""
+    """msgid -> msgstr (msgstr[0] for plurals, keyed by the singular) of the .po file; a
+    message with a context is keyed as gettext keys it, "context\x04msgid"."""
     found: dict[str, str] = {}
     text = (CATALOG / "django.po").read_text(encoding="utf-8")
     for block in text.split("\n\n"):
@@ -27,6 +28,8 @@ def entries() -> dict[str, str]:
             fields[name] = ast.literal_eval(literal)
         msgid = fields.get("msgid")
         if msgid:  # the header's msgid is empty
+            if "msgctxt" in fields:
+                msgid = f"{fields['msgctxt']}\x04{msgid}"
             found[msgid] = fields.get("msgstr", fields.get("msgstr[0]", ""))
     return found
 

@@ -14,6 +14,7 @@ from apps.audit.actors import Actor
 from apps.memories.embeddings import SentenceTransformerProvider, set_provider
 from apps.memories.models import Memory
 from apps.memories.services import NewMemory, memories_create_bulk, memory_create
+from apps.recall.config import RecallConfig
 from apps.recall.models import RecallLog
 from apps.recall.search import RecallFilters, recall_memories
 from memoryhub.exceptions import ApplicationError
@@ -453,7 +454,6 @@ def test_a_subject_with_no_memories_gets_an_empty_list(acme: Tenant) -> None:
 def test_a_term_selects_until_more_than_a_hundred_memories_hold_it(
     acme: Tenant, notes: int, selects: bool
 ) -> None:
-    from apps.recall import search as recall_module
 
     items = [
         NewMemory(subject_external_id="u1", content=f"Caroline said note {n} for the log")
@@ -465,7 +465,7 @@ def test_a_term_selects_until_more_than_a_hundred_memories_hold_it(
     if selects:  # 91 memories: no term can be held by more than 100
         assert len(outcome.hits) == notes + 1
     else:  # "Caroline" is common: the 40 nearest and the zeppelin are the candidates
-        assert len(outcome.hits) <= recall_module.VECTOR_CANDIDATES + 1
+        assert len(outcome.hits) <= RecallConfig().vector_candidates + 1
 
 
 @pytest.mark.django_db
@@ -474,7 +474,6 @@ def test_a_large_populations_common_terms_score_but_do_not_select(
 ) -> None:
     from django.core.cache import cache
 
-    from apps.recall import search as recall_module
     from apps.recall import statements
 
     items = [
@@ -497,7 +496,7 @@ def test_a_large_populations_common_terms_score_but_do_not_select(
     assert contents(cut)[0] == contents(counted)[0] == "weather balloon zeppelin sighting"
     # "weather" (in every memory) no longer selects: the 40 nearest by embedding and the one
     # memory holding "zeppelin" are all the candidates there are.
-    assert len(cut.hits) <= recall_module.VECTOR_CANDIDATES + 1
+    assert len(cut.hits) <= RecallConfig().vector_candidates + 1
     # Its known count gives the same BM25 as counting it.
     assert cut.hits[0].components["keyword"] == pytest.approx(counted.hits[0].components["keyword"])
     # A query of common terms only is selected by the rarest of them.
@@ -507,7 +506,7 @@ def test_a_large_populations_common_terms_score_but_do_not_select(
     both_common = recall(acme, "u1", "sunny weather", k=100, include_shared=False)
     sunny = [text for text in contents(both_common) if text.startswith("sunny")]
     assert len(sunny) == 30  # "sunny" (30 memories, over 20 and 5%) selected them all
-    assert len(both_common.hits) <= recall_module.VECTOR_CANDIDATES + 30  # "weather" did not
+    assert len(both_common.hits) <= RecallConfig().vector_candidates + 30  # "weather" did not
 
 
 @pytest.mark.django_db
