@@ -16,8 +16,8 @@ from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_POST
 from django_htmx.middleware import HtmxDetails
 
 from apps.audit.actors import Actor
@@ -29,7 +29,7 @@ from apps.context.services import (
     playground_config_get,
     playground_config_save,
 )
-from apps.namespaces.pages import EDITOR, namespace_for_request
+from apps.namespaces.pages import EDITOR, DashboardRequest, namespace_for_request
 from apps.namespaces.selectors import namespace_for_user, namespaces_for_user
 from apps.recall.services import recall_feedback_give
 from memoryhub.exceptions import ApplicationError
@@ -137,7 +137,9 @@ def playground_feedback(request: PlaygroundRequest) -> HttpResponse:
     """One click on a memory the playground's assembly served: relevant to that recall or
     not (editors; the same feedback an app gives through the API). htmx swaps the buttons
     for the answer; without it, the page says so on a plain response."""
-    namespace = namespace_for_request(request, request.POST.get("namespace", ""), EDITOR)
+    namespace = namespace_for_request(
+        cast(DashboardRequest, request), request.POST.get("namespace", ""), EDITOR
+    )
     relevant = request.POST.get("relevant") == "1"
     try:
         recall_feedback_give(

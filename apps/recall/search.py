@@ -31,7 +31,7 @@ from apps.memories.embeddings import get_provider
 from apps.memories.models import Memory, Subject
 from apps.memories.row_encryption import KeyCache
 from apps.namespaces.models import Namespace
-from apps.recall import ranking, statements
+from apps.recall import ranking, relevance, statements
 from apps.recall.config import RecallConfig, config_of
 from apps.recall.services import recall_log_create
 from apps.recall.statements import RecallFilters, RecallScope
@@ -52,6 +52,9 @@ class RecallHit:
     memory: Memory
     score: float
     components: dict[str, float]
+    # Calibrated-ish relevance in 0..1 (apps/recall/relevance.py): the first result's is the
+    # probability that the memories answer the query; later ones are discounted.
+    relevance: float
 
 
 @dataclass
@@ -78,17 +81,23 @@ def recall_memories(
     keys: KeyCache | None = None,
     every_subject: bool = False,
     config: RecallConfig | None = None,
+    min_relevance: float | None = None,
 ) -> RecallOutcome:
     """The k memories of the subject (and shared ones) most relevant to `query`, best first,
     each with its score components. Writes one RecallLog row unless `log` is False.
 
-    `config` is the recall configuration (default: the namespace's); `k`, `mmr_lambda` and
-    `weights`, when given, override its own. `every_subject` searches the whole namespace
-    (the dashboard's explorer without a subject filter): `subject_external_id` must then be
-    None."""
+    `config` is the recall configuration (default: the namespace's); `k`, `mmr_lambda`,
+    `weights` and `min_relevance`, when given, override its own. `every_subject` searches the
+    whole namespace (the dashboard's explorer without a subject filter):
+    `subject_external_id` must then be None.
+
+    Each hit carries a `relevance` in 0..1 (also `components["relevance"]`); with
+    `min_relevance` the hits below it are left out, so a query about something never stored
+    can get none (`relevance.DEFAULT_MIN_RELEVANCE` is the recommended value)."""
     config = config or config_of(namespace.recall_config)
     k = config.k if k is None else k
     mmr_lambda = config.mmr if mmr_lambda is None else mmr_lambda
+    min_relevance = config.min_relevance if min_relevance is None else min_relevance
     weights = weights or config.weights
     if not config.neighbour_context:
         weights = replace(weights, context=0.0, neighbour_tokens=0.0)
@@ -104,6 +113,10 @@ def recall_memories(
         )
     if not 1 <= k <= MAX_K:
         raise ApplicationError(f"k must be between 1 and {MAX_K}.", details={"k": ["out of range"]})
+    if min_relevance is not None and not 0.0 <= min_relevance <= 1.0:
+        raise ApplicationError(
+            "min_relevance must be between 0 and 1.", details={"min_relevance": ["out of range"]}
+        )
     filters = filters or RecallFilters()
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -167,6 +180,11 @@ def recall_memories(
     order = scored.order[:k]
     if mmr_lambda is not None and len(candidates):
         order = _diversify(candidate_rows, scored, k, mmr_lambda)
+    relevances = _relevances(query, candidates, corpus, scored, order, term_array, keys, namespace)
+    if min_relevance is not None:
+        # Left out before anything is read or logged: the log lists what was served.
+        kept = relevances >= min_relevance
+        order, relevances = np.asarray(order)[kept], relevances[kept]
     timings["score"] = _ms(mark)
 
     mark = time.perf_counter()
@@ -181,7 +199,7 @@ def recall_memories(
         owners = {memory.subject_id for memory in memories.values()} - {None}
         subjects.update(Subject.objects.in_bulk(owners))
     hits: list[RecallHit] = []
-    for i in order:
+    for i, hit_relevance in zip(order, relevances.tolist(), strict=True):
         memory = memories.get(candidate_rows[i]["id"])
         if memory is None:  # deleted since the candidates were read
             continue
@@ -199,7 +217,9 @@ def recall_memories(
                     "recency": round(float(scored.recency[i]), 6),
                     "importance": round(float(scored.importance[i]), 6),
                     "final": round(float(scored.final[i]), 6),
+                    "relevance": round(hit_relevance, 6),
                 },
+                relevance=round(hit_relevance, 6),
             )
         )
     recall_id = None
@@ -243,6 +263,35 @@ def _as_candidates(
         speaker=[row["speaker"] or "" for row in rows],
         recency=ranking.recency_weight(ages, half_life_days),
         importance=np.array([row["importance"] for row in rows], dtype=np.float64),
+    )
+
+
+def _relevances(
+    query: str,
+    candidates: ranking.Candidates,
+    corpus: ranking.Corpus,
+    scored: ranking.Scored,
+    order: np.ndarray,
+    terms: np.ndarray,
+    keys: KeyCache,
+    namespace: Namespace,
+) -> np.ndarray:
+    """The served candidates' relevance (see apps/recall/relevance.py)."""
+    if len(order) == 0:
+        return np.zeros(0)
+    names = relevance.capitalised_words(query)
+    capitalised = (
+        set(keyword_index.index_terms(" ".join(names), keys.index_key(namespace.pk)))
+        if names
+        else set()
+    )
+    return relevance.relevance(
+        vector=candidates.vector,
+        matched=(candidates.own_tf + candidates.context_tf) > 0,
+        idf=relevance.inverse_document_frequency(corpus.documents, corpus.document_frequency),
+        absent_names=relevance.absent_name_count(capitalised, terms, corpus.document_frequency),
+        final=scored.final,
+        served=np.asarray(order, dtype=np.int64),
     )
 
 

@@ -62,11 +62,32 @@ def test_every_result_carries_its_score_components(acme: Tenant) -> None:
     (hit,) = outcome.hits
     assert set(hit.components) == {
         "vector", "context", "keyword", "boosts", "recency", "importance", "final",
+        "relevance",
     }  # fmt: skip
+    assert 0 <= hit.relevance <= 1
+    assert hit.components["relevance"] == hit.relevance
     assert hit.components["keyword"] > 0
     assert hit.components["importance"] == pytest.approx(0.9)
     assert hit.score == hit.components["final"]
     assert set(outcome.timings_ms) >= {"embed", "candidates", "score", "total"}
+
+
+@pytest.mark.django_db
+def test_min_relevance_leaves_out_the_less_relevant_before_logging(acme: Tenant) -> None:
+    remember(acme, "u1", "Prefers green tea in the morning")
+    remember(acme, "u1", "Drives a green car to work")
+    remember(acme, "u1", "Plays the cello on Sundays")
+    everything = recall(acme, "u1", "green tea", k=5)
+    relevances = [hit.relevance for hit in everything.hits]
+    assert relevances == sorted(relevances, reverse=True)
+    cut = (relevances[0] + relevances[-1]) / 2 if relevances[0] > relevances[-1] else 1.0
+    kept = recall(acme, "u1", "green tea", k=5, min_relevance=cut)
+    assert [hit.relevance for hit in kept.hits] == [r for r in relevances if r >= cut]
+    assert RecallLog.objects.get(pk=kept.recall_id).memory_ids == [h.memory.id for h in kept.hits]
+    nothing = recall(acme, "u1", "green tea", k=5, min_relevance=1.0)
+    assert all(hit.relevance >= 1.0 for hit in nothing.hits)
+    with pytest.raises(ApplicationError):
+        recall(acme, "u1", "green tea", min_relevance=1.5)
 
 
 @pytest.mark.django_db

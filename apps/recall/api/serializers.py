@@ -22,12 +22,21 @@ class RecallFiltersSerializer(StrictSerializer):
 class RecallRequestSerializer(StrictSerializer):
     subject = serializers.CharField(max_length=255, allow_null=True, required=False, default=None)
     query = serializers.CharField(max_length=4000, trim_whitespace=False)
-    k = serializers.IntegerField(min_value=1, max_value=100, default=10)
+    k = serializers.IntegerField(
+        min_value=1, max_value=100, required=False, default=None,
+        help_text="Results (default: the namespace's recall configuration, 10 unless changed).",
+    )  # fmt: skip
     filters = RecallFiltersSerializer(required=False)
     include_shared = serializers.BooleanField(default=True)
     mmr = serializers.FloatField(
         min_value=0.0, max_value=1.0, allow_null=True, required=False, default=None,
         help_text="Diversify (maximal marginal relevance): 1 = relevance only, 0 = diversity only.",
+    )  # fmt: skip
+    min_relevance = serializers.FloatField(
+        min_value=0.0, max_value=1.0, allow_null=True, required=False, default=None,
+        help_text="Abstention: leave out results whose relevance is below this (0.2 is the "
+        "documented default; none: the namespace's setting, off unless changed). A question "
+        "about something never stored then gets no results.",
     )  # fmt: skip
 
     def validate_query(self, value: str) -> str:
@@ -45,11 +54,16 @@ class RecallComponentsSerializer(serializers.Serializer):
     recency = serializers.FloatField()
     importance = serializers.FloatField()
     final = serializers.FloatField()
+    relevance = serializers.FloatField(
+        help_text="Calibrated relevance, 0..1: for the first result, the probability that the "
+        "memories answer the query; later results are discounted by their gap to it."
+    )
 
 
 class RecallHitSerializer(serializers.Serializer):
     memory = MemorySerializer()
     score = serializers.FloatField()
+    relevance = serializers.FloatField()
     components = RecallComponentsSerializer()
 
 

@@ -51,12 +51,14 @@ class RecallView(NamespacedAPIView):
             ),
             include_shared=data["include_shared"],
             mmr_lambda=data["mmr"],
+            min_relevance=data["min_relevance"],
         )
         opened = memories_open([hit.memory for hit in outcome.hits])
         results = [
             {
                 "memory": MemorySerializer(memory).data,
                 "score": hit.score,
+                "relevance": hit.relevance,
                 "components": hit.components,
             }
             for hit, memory in zip(outcome.hits, opened, strict=True)

@@ -59,10 +59,13 @@ class Command(BaseCommand):
             paths = missing or map(str, options["paths"])
             raise CommandError(f"No LoCoMo files found at: {', '.join(paths)}")
         changes = json.loads(options["config"]) if options["config"] else {}
-        if options["min_relevance"] is not None:
-            changes["min_relevance"] = options["min_relevance"]
         try:
             config = recall_config.parse(changes)
+            abstaining = (
+                recall_config.parse({**changes, "min_relevance": options["min_relevance"]})
+                if options["min_relevance"] is not None
+                else None
+            )
         except recall_config.ConfigError as error:
             raise CommandError(f"Bad configuration: {error}") from None
         conversations = [locomo.read_conversation(path) for path in files]
@@ -72,6 +75,7 @@ class Command(BaseCommand):
         get_provider().embed_documents(["warm-up"])
         prompt_line_tokens("warm-up")
         rows: list[tuple[dict[str, float], str, float, int, list[Any]]] = []
+        abstained: list[tuple[dict[str, float], str, float, int, list[Any]]] = []
         ingest_seconds, ingested = 0.0, 0
         created: list[Namespace] = []
         try:
@@ -80,8 +84,6 @@ class Command(BaseCommand):
                     actor=ACTOR, slug=f"eval-{secrets.token_hex(6)}", name="recall_eval"
                 )
                 created.append(namespace)
-                namespace.recall_config = config.as_dict()
-                namespace.save(update_fields=["recall_config"])
                 others = (
                     [
                         (question.question, "other conversation")
@@ -97,9 +99,10 @@ class Command(BaseCommand):
                 seconds = time.perf_counter() - started
                 ingest_seconds += seconds
                 ingested += len(conversation.turns)
-                run = _run(eval_set)
-                mine = _rows(run)
+                mine = _rows(_run(eval_set, config))
                 rows.extend(mine)
+                if abstaining is not None:  # the same set again, abstaining
+                    abstained.extend(_rows(_run(eval_set, abstaining)))
                 answered = [s for s, *_ in mine if "recall@10" in s]
                 self.stdout.write(
                     f"{conversation.name}: {len(conversation.turns)} turns in {seconds:.1f}s, "
@@ -132,7 +135,16 @@ class Command(BaseCommand):
         if options["abstention"]:
             summary["unanswerable"] = figures["unanswerable"]
             summary["unanswerable_empty"] = figures.get("abstention_recall", 0.0)
-            summary["abstention_precision"] = figures.get("abstention_precision", 0.0)
+        if abstaining is not None:
+            with_threshold = summarize(abstained)
+            summary["with_min_relevance"] = {
+                "min_relevance": abstaining.min_relevance,
+                "recall@5": with_threshold.get("recall@5", 0.0),
+                "recall@10": with_threshold.get("recall@10", 0.0),
+                "unanswerable_empty": with_threshold.get("abstention_recall", 0.0),
+                "abstention_precision": with_threshold.get("abstention_precision", 0.0),
+                "recall_p95_ms": with_threshold.get("latency_p95_ms", 0.0),
+            }
         for category, values in figures["categories"].items():
             if category == "adversarial":
                 continue
@@ -163,14 +175,14 @@ def _import(
     )
 
 
-def _run(eval_set: Any) -> EvalRun:
-    """The set's run, worked here (not queued): the command waits for its figures."""
+def _run(eval_set: Any, config: recall_config.RecallConfig) -> EvalRun:
+    """The set's run with `config`, worked here (not queued): the command waits for it."""
     run = EvalRun.objects.create(
         namespace=eval_set.namespace,
         eval_set=eval_set,
         label="recall_eval",
-        config=eval_set.namespace.recall_config,
-        k=recall_config.config_of(eval_set.namespace.recall_config).k,
+        config=config.as_dict(),
+        k=config.k,
         total=eval_set.cases.count(),
         created_by=ACTOR.name,
     )
