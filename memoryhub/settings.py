@@ -335,6 +335,15 @@ MEMORYHUB_EMBEDDING_TIMEOUT = env_float("MEMORYHUB_EMBEDDING_TIMEOUT", 30.0, min
 if MEMORYHUB_EMBEDDING_PROVIDER == "openai" and not MEMORYHUB_EMBEDDING_URL:
     raise ImproperlyConfigured("MEMORYHUB_EMBEDDING_PROVIDER=openai needs MEMORYHUB_EMBEDDING_URL.")
 
+# An optional cross-encoder reranker (apps/recall/rerank.py): a `/rerank` endpoint in the
+# Cohere/Jina shape (or TEI's with MEMORYHUB_RERANK_API=tei). Used by recall configurations
+# that turn `rerank` on; memory texts go to it. Off without a URL.
+MEMORYHUB_RERANK_URL = env_url("MEMORYHUB_RERANK_URL", schemes=("http", "https"))
+MEMORYHUB_RERANK_MODEL = env_str("MEMORYHUB_RERANK_MODEL", "rerank") or "rerank"
+MEMORYHUB_RERANK_API = env_choice("MEMORYHUB_RERANK_API", "cohere", ("cohere", "tei"))
+MEMORYHUB_RERANK_API_KEY = env_str("MEMORYHUB_RERANK_API_KEY")
+MEMORYHUB_RERANK_TIMEOUT = env_float("MEMORYHUB_RERANK_TIMEOUT", 2.0, minimum=0.05)
+
 # --- Celery ---------------------------------------------------------------------------------
 # The write pipeline (POST /messages): batch limit and the phone numbers' default region for
 # the PII detector.

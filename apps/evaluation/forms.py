@@ -111,6 +111,15 @@ class VariantForm(forms.Form):
         required=False,
     )
 
+    rerank = forms.BooleanField(
+        label=_("Rerank with the configured cross-encoder"),
+        required=False,
+        help_text=_("Only where the server has a rerank endpoint (MEMORYHUB_RERANK_URL)."),
+    )
+    rerank_candidates = forms.IntegerField(
+        label=_("Candidates to rerank"), min_value=1, max_value=100
+    )
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for item in fields(Weights):

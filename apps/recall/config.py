@@ -13,6 +13,9 @@ so a namespace that never changed anything follows the defaults as they improve.
                    whether a turn's neighbours (their tokens and their embedding) count
     min_relevance  abstention: results with a calibrated relevance below it are left out,
                    None = off
+    rerank, rerank_candidates
+                   the operator's cross-encoder (MEMORYHUB_RERANK_URL) reorders the best
+                   candidates; off by default, and without a configured endpoint
 """
 
 from __future__ import annotations
@@ -23,7 +26,11 @@ from typing import Any
 from apps.recall.ranking import Weights
 
 MAX_K = 100
-CANDIDATE_LIMITS = {"vector_candidates": (1, 200), "keyword_candidates": (1, 500)}
+CANDIDATE_LIMITS = {
+    "vector_candidates": (1, 200),
+    "keyword_candidates": (1, 500),
+    "rerank_candidates": (1, 100),
+}
 WEIGHT_RANGE = (0.0, 10.0)
 
 
@@ -45,6 +52,8 @@ class RecallConfig:
     half_life_days: float | None = None
     neighbour_context: bool = True
     min_relevance: float | None = None
+    rerank: bool = False
+    rerank_candidates: int = 20
 
     def as_dict(self) -> dict[str, Any]:
         """Only what differs from the defaults (the stored form)."""
@@ -139,11 +148,12 @@ def parse(data: dict[str, Any] | None) -> RecallConfig:
                 errors[name] = problems
             else:
                 values[name] = number
-    if "neighbour_context" in data:
-        if isinstance(data["neighbour_context"], bool):
-            values["neighbour_context"] = data["neighbour_context"]
-        else:
-            errors["neighbour_context"] = ["true or false"]
+    for name in ("neighbour_context", "rerank"):
+        if name in data:
+            if isinstance(data[name], bool):
+                values[name] = data[name]
+            else:
+                errors[name] = ["true or false"]
     if errors:
         raise ConfigError(errors)
     return replace(RecallConfig(**values), weights=replace(Weights(), **weights))

@@ -16,6 +16,7 @@ served to whom.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -29,14 +30,15 @@ from apps.audit.actors import Actor
 from apps.memories import keyword_index
 from apps.memories.embeddings import get_provider
 from apps.memories.models import Memory, Subject
-from apps.memories.row_encryption import KeyCache
+from apps.memories.row_encryption import KeyCache, open_memory
 from apps.namespaces.models import Namespace
-from apps.recall import ranking, relevance, statements
+from apps.recall import ranking, relevance, rerank, statements
 from apps.recall.config import RecallConfig, config_of
 from apps.recall.services import recall_log_create
 from apps.recall.statements import RecallFilters, RecallScope
 from memoryhub.exceptions import ApplicationError
 
+logger = logging.getLogger(__name__)
 MAX_K = 100
 MAX_QUERY_CHARS = 4000
 # A population this small is searched exactly (every vector compared): cheaper than the HNSW
@@ -178,6 +180,12 @@ def recall_memories(
     )
     scored = ranking.score(candidates, query=query, corpus=corpus, weights=weights)
     order = scored.order[:k]
+    reranked: dict[int, float] = {}
+    if config.rerank and len(candidates) and (reranker := rerank.configured()) is not None:
+        reranked = _rerank(reranker, query, candidate_rows, scored.order, config, keys, timings)
+        if reranked:
+            top = sorted(reranked, key=lambda i: -reranked[i])
+            order = np.asarray(top + [i for i in scored.order if i not in reranked])[:k]
     if mmr_lambda is not None and len(candidates):
         order = _diversify(candidate_rows, scored, k, mmr_lambda)
     relevances = _relevances(query, candidates, corpus, scored, order, term_array, keys, namespace)
@@ -217,6 +225,7 @@ def recall_memories(
                     "recency": round(float(scored.recency[i]), 6),
                     "importance": round(float(scored.importance[i]), 6),
                     "final": round(float(scored.final[i]), 6),
+                    **({"rerank": round(reranked[i], 6)} if i in reranked else {}),
                     "relevance": round(hit_relevance, 6),
                 },
                 relevance=round(hit_relevance, 6),
@@ -293,6 +302,35 @@ def _relevances(
         final=scored.final,
         served=np.asarray(order, dtype=np.int64),
     )
+
+
+def _rerank(
+    reranker: rerank.Reranker,
+    query: str,
+    rows: list[dict[str, Any]],
+    order: np.ndarray,
+    config: RecallConfig,
+    keys: KeyCache,
+    timings: dict[str, float],
+) -> dict[int, float]:
+    """The cross-encoder's score of each of the best `rerank_candidates` (by candidate
+    index); nothing when the endpoint fails (the fused order stands, and timings say so)."""
+    started = time.perf_counter()
+    pool = [int(i) for i in order[: config.rerank_candidates]]
+    memories = Memory.objects.defer(
+        "embedding", "context_embedding", "token_index", "context_index"
+    ).in_bulk([rows[i]["id"] for i in pool])
+    present = [i for i in pool if rows[i]["id"] in memories]
+    texts = [open_memory(keys, memories[rows[i]["id"]]) for i in present]
+    try:
+        scores = reranker.scores(query, texts)
+    except rerank.RerankError as error:
+        logger.warning("Reranking skipped: %s.", error)  # no query, no content
+        timings["rerank_failed"] = 1.0
+        return {}
+    finally:
+        timings["rerank"] = _ms(started)
+    return dict(zip(present, scores, strict=True))
 
 
 def _diversify(
