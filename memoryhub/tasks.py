@@ -1,8 +1,39 @@
-"""Diagnostic tasks of the project itself."""
+"""Diagnostic tasks of the project itself, and how apps start background work after a
+commit."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from typing import Any
+
 from celery import shared_task
+from django.conf import settings
+from django.db import transaction
+from kombu.exceptions import OperationalError as BrokerError
+
+logger = logging.getLogger(__name__)
+
+
+def after_commit(
+    task: Any,
+    *args: Any,
+    inline: Callable[[], object],
+    what: str,
+    refused: Callable[[], object] | None = None,
+) -> None:
+    """Start work once the enclosing transaction commits: the Celery `task` with `args` on a
+    worker, or, without a broker, `inline` in this process. If the broker cannot take it, it
+    is logged (`what`: ids only) and `refused` runs (default: the work stays queued)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        transaction.on_commit(inline)
+        return
+    try:
+        task.delay_on_commit(*args)
+    except BrokerError:
+        logger.warning("Could not queue %s.", what)
+        if refused is not None:
+            refused()
 
 
 @shared_task(name="memoryhub.ping")

@@ -4,24 +4,20 @@ the services; without a broker the work runs in this process after the commit.""
 
 from __future__ import annotations
 
-import logging
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from celery import shared_task
-from django.conf import settings
-from django.db import OperationalError, transaction
-from kombu.exceptions import OperationalError as BrokerError
+from django.db import OperationalError
 
 from apps.audit.services import (
     chain_verification_execute,
     chain_verification_fail,
     chain_verification_start,
 )
+from memoryhub.tasks import after_commit
 
 if TYPE_CHECKING:
-    from celery.contrib.django.task import DjangoTask
-
-logger = logging.getLogger(__name__)
+    pass
 
 
 @shared_task(bind=True, name="audit.chain_verify", max_retries=5)
@@ -49,11 +45,12 @@ def chain_verification_enqueue(verification_id: int) -> None:
     """Walk the verification after the enclosing transaction commits: on a worker, or
     without a broker in this process. If the broker cannot take it, it is marked as unable
     to finish (a running row that nothing runs would poll for ever)."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        transaction.on_commit(lambda: chain_verification_execute(verification_id=verification_id))
-        return
-    try:
-        cast("DjangoTask[[int], int | None]", chain_verify).delay_on_commit(verification_id)
-    except BrokerError:
-        logger.warning("Could not queue chain verification %s.", verification_id)
-        chain_verification_fail(verification_id=verification_id, reason="the task queue is down")
+    after_commit(
+        chain_verify,
+        verification_id,
+        inline=lambda: chain_verification_execute(verification_id=verification_id),
+        what=f"chain verification {verification_id}",
+        refused=lambda: chain_verification_fail(
+            verification_id=verification_id, reason="the task queue is down"
+        ),
+    )

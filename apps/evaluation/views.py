@@ -45,9 +45,9 @@ from apps.namespaces.pages import (
     DashboardRequest,
     actor_of,
     namespace_for_request,
+    namespace_pick,
     page_context,
 )
-from apps.namespaces.selectors import namespaces_for_user
 from apps.recall.config import config_of
 from apps.recall.models import RecallLog
 from apps.recall.services import recall_query
@@ -97,10 +97,7 @@ def _error(request: DashboardRequest, error: ApplicationError) -> None:
 @require_GET
 def quality_pick(request: DashboardRequest) -> HttpResponse:
     """The Quality link: the one namespace's quality page, or a list to choose from."""
-    namespaces = list(namespaces_for_user(request.user).order_by("slug"))
-    if len(namespaces) == 1:
-        return redirect("evaluation:overview", slug=namespaces[0].slug)
-    return render(request, "evaluation/pick.html", {"namespaces": namespaces})
+    return namespace_pick(request, "evaluation:overview", _("Quality"))
 
 
 @login_required

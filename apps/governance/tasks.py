@@ -3,21 +3,12 @@ idempotent."""
 
 from __future__ import annotations
 
-import logging
-from typing import TYPE_CHECKING, cast
-
 from celery import shared_task
-from django.conf import settings
-from django.db import OperationalError, transaction
-from kombu.exceptions import OperationalError as BrokerError
+from django.db import OperationalError
 
 from apps.governance.purge import purge_job_run
 from apps.governance.rollups import overview_snapshots_refresh
-
-if TYPE_CHECKING:
-    from celery.contrib.django.task import DjangoTask
-
-logger = logging.getLogger(__name__)
+from memoryhub.tasks import after_commit
 
 
 @shared_task(
@@ -35,13 +26,12 @@ def run_purge_job(job_id: str) -> None:
 def enqueue_purge_job(job_id: str) -> None:
     """Run the purge after the enclosing transaction commits: on a worker, or without a
     broker in this process. If the broker cannot take it, the job stays queued."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        transaction.on_commit(lambda: purge_job_run(job_id=job_id))
-        return
-    try:
-        cast("DjangoTask[[str], None]", run_purge_job).delay_on_commit(job_id)
-    except BrokerError:
-        logger.warning("Could not queue purge job %s; it stays queued.", job_id)
+    after_commit(
+        run_purge_job,
+        job_id,
+        inline=lambda: purge_job_run(job_id=job_id),
+        what=f"purge job {job_id}",
+    )
 
 
 @shared_task(name="governance.refresh_overviews", autoretry_for=(OperationalError,), max_retries=3)

@@ -9,14 +9,14 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
 from apps.audit.actors import Actor
 from apps.namespaces.models import ROLE_RANK, MembershipRole, Namespace
-from apps.namespaces.selectors import namespace_with_role
+from apps.namespaces.selectors import namespace_with_role, namespaces_for_user
 from memoryhub.exceptions import NotFound
 
 VIEWER, EDITOR, OWNER = MembershipRole.VIEWER, MembershipRole.EDITOR, MembershipRole.OWNER
@@ -65,3 +65,13 @@ def back_to(request: DashboardRequest, fallback: str) -> HttpResponse:
     if request.htmx:
         return HttpResponseClientRedirect(target)
     return redirect(target)
+
+
+def namespace_pick(request: DashboardRequest, target: str, heading: str) -> HttpResponse:
+    """A top-bar link (Memories, Quality): the one namespace's page `target` (a URL name
+    taking the slug), or a list of the user's namespaces to choose from."""
+    namespaces = list(namespaces_for_user(request.user).order_by("slug"))
+    if len(namespaces) == 1:
+        return redirect(target, slug=namespaces[0].slug)
+    context = {"namespaces": namespaces, "target": target, "heading": heading}
+    return render(request, "namespace_pick.html", context)

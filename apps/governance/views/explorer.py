@@ -34,8 +34,8 @@ from apps.memories.row_encryption import KeyCache
 from apps.memories.services import (
     memories_bulk_change,
 )
+from apps.namespaces import pages
 from apps.namespaces.models import Namespace
-from apps.namespaces.selectors import namespaces_for_user
 from apps.recall.search import recall_memories
 from apps.recall.statements import RecallFilters
 from memoryhub.exceptions import ApplicationError
@@ -50,10 +50,7 @@ POST_FILTERS = ("status", "source", "since", "until", "confidence_below")
 @login_required
 def namespace_pick(request: DashboardRequest) -> HttpResponse:
     """The Memories link: the explorer of the one namespace, or a list to choose from."""
-    namespaces = list(namespaces_for_user(request.user).order_by("slug"))
-    if len(namespaces) == 1:
-        return redirect("governance:explorer", slug=namespaces[0].slug)
-    return render(request, "governance/pick.html", {"namespaces": namespaces})
+    return pages.namespace_pick(request, "governance:explorer", _("Memories"))
 
 
 # --- Explorer ------------------------------------------------------------------------------
