@@ -29,8 +29,9 @@ from apps.context.services import (
     playground_config_get,
     playground_config_save,
 )
-from apps.namespaces.pages import EDITOR, DashboardRequest, namespace_for_request
-from apps.namespaces.selectors import namespace_for_user, namespaces_for_user
+from apps.namespaces.models import ROLE_RANK, MembershipRole
+from apps.namespaces.pages import EDITOR, VIEWER, DashboardRequest, namespace_for_request
+from apps.namespaces.selectors import namespace_for_user, namespaces_for_user, user_role
 from apps.recall.services import recall_feedback_give
 from memoryhub.exceptions import ApplicationError
 from memoryhub.row_security import namespace_wall
@@ -94,6 +95,9 @@ def _assemble(request: PlaygroundRequest, data: dict[str, Any], context: dict[st
     actor = Actor.for_user(request.user, request)
     try:
         namespace = namespace_for_user(request.user, data["namespace"])
+        # Feedback is an editor's; a viewer sees the assembly without the buttons.
+        role = user_role(request.user, namespace) or VIEWER
+        context["can_give_feedback"] = ROLE_RANK[MembershipRole(role)] >= ROLE_RANK[EDITOR]
         for strategy in STRATEGIES if data["compare"] else (data["strategy"],):
             with namespace_wall(namespace.pk):
                 result = context_assemble(

@@ -23,7 +23,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.audit.services import audit_record
 from apps.evaluation import selectors, services
@@ -270,13 +270,20 @@ def set_delete(request: DashboardRequest, slug: str, set_id: str) -> HttpRespons
 
 
 @login_required
-@require_POST
+@never_cache
+@require_http_methods(["GET", "POST"])
 def case_delete(request: DashboardRequest, slug: str, case_id: str) -> HttpResponse:
+    """Delete one case, after a confirmation that names it (its set, number and question)."""
     namespace = namespace_for_request(request, slug, EDITOR)
     case = _found(selectors.case_get, namespace=namespace, case_id=case_id)
-    services.eval_case_delete(actor=actor_of(request), case=case)
-    messages.success(request, _("The case was deleted."))
-    return redirect("evaluation:set", slug=slug, set_id=case.eval_set_id)
+    if request.method == "POST":
+        services.eval_case_delete(actor=actor_of(request), case=case)
+        messages.success(request, _("The case was deleted."))
+        return redirect("evaluation:set", slug=slug, set_id=case.eval_set_id)
+    question = selectors.open_question(case, KeyCache())
+    _read_record(request, namespace, "eval_case", [case])
+    context = page_context(request, namespace, case=case, question=question)
+    return render(request, "evaluation/case_delete.html", context)
 
 
 @login_required
@@ -404,13 +411,17 @@ def variant_promote(request: DashboardRequest, slug: str, variant_id: str) -> Ht
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def variant_delete(request: DashboardRequest, slug: str, variant_id: str) -> HttpResponse:
+    """Delete one variant, after a confirmation that names it and shows what it changes."""
     namespace = namespace_for_request(request, slug, EDITOR)
     variant = _found(selectors.variant_get, namespace=namespace, variant_id=variant_id)
-    services.variant_delete(actor=actor_of(request), variant=variant)
-    messages.success(request, _("The variant was deleted; its runs are kept."))
-    return redirect(reverse("evaluation:overview", args=[slug]) + "#variants")
+    if request.method == "POST":
+        services.variant_delete(actor=actor_of(request), variant=variant)
+        messages.success(request, _("The variant was deleted; its runs are kept."))
+        return redirect(reverse("evaluation:overview", args=[slug]) + "#variants")
+    context = page_context(request, namespace, variant=variant)
+    return render(request, "evaluation/variant_delete.html", context)
 
 
 @login_required

@@ -101,6 +101,17 @@ def test_one_click_on_a_served_memory_is_feedback_on_its_recall(
 
 
 @pytest.mark.django_db
+def test_a_viewer_sees_the_assembly_without_feedback_buttons(seeded: Tenant) -> None:
+    vera = User.objects.create_user("vera", password="vera-password-1")
+    membership_set(actor=ACTOR, namespace=seeded.namespace, user=vera, role="viewer")
+    client = Client()
+    client.force_login(vera)
+    page = client.post(URL, config()).content.decode()
+    assert "The user is vegetarian and allergic to peanuts." in page
+    assert 'name="relevant"' not in page  # feedback is an editor's: no button that answers 403
+
+
+@pytest.mark.django_db
 def test_errors_show_on_the_page_not_as_a_crash(seeded: Tenant, alice_client: Client) -> None:
     page = alice_client.post(URL, config(max_context_tokens=1030)).content.decode()
     assert "cannot hold the system prompt and the query" in page

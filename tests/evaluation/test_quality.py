@@ -379,3 +379,30 @@ def test_the_pages_show_figures_misses_and_changes(cast: Cast) -> None:
     ).content.decode()
     assert "95% interval" in compare
     assert "tiny" in compare
+
+
+def test_deleting_a_case_or_a_variant_asks_first_naming_it(cast: Cast) -> None:
+    eval_set = demo_set(cast)
+    case = eval_set.cases.get(position=2)
+    variant = variant_save(actor=ACTOR, namespace=cast.acme, name="wider", config={"k": 20})
+    slug = cast.acme.slug
+    case_url = reverse("evaluation:case_delete", args=[slug, case.pk])
+    variant_url = reverse("evaluation:variant_delete", args=[slug, variant.pk])
+    editor = cast.client("eddie")
+
+    page = editor.get(case_url)
+    assert page.status_code == 200
+    assert CANARY in page.content.decode()  # the question, decrypted, names the case
+    assert AuditEvent.objects.filter(action="dashboard.read.eval_case").exists()
+    assert EvalCase.objects.filter(pk=case.pk).exists()  # asking deleted nothing
+    page = editor.get(variant_url)
+    assert page.status_code == 200
+    assert "wider" in page.content.decode()
+    assert Variant.objects.filter(pk=variant.pk).exists()
+    assert cast.client("vera").get(case_url).status_code == 403  # a viewer may not
+    assert cast.client("oscar").get(variant_url).status_code == 404  # another tenant's
+
+    assert editor.post(case_url).status_code == 302
+    assert editor.post(variant_url).status_code == 302
+    assert not EvalCase.objects.filter(pk=case.pk).exists()
+    assert not Variant.objects.filter(pk=variant.pk).exists()
