@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class EvaluationConfig(AppConfig):
     name = "apps.evaluation"
     label = "evaluation"
+
+    def ready(self) -> None:
+        from apps.memories.services import subject_export_part_register
+        from apps.evaluation.selectors import subject_eval_cases_export
+
+        subject_export_part_register("eval_cases", subject_eval_cases_export)

@@ -13,7 +13,7 @@ from django.db.models import Count, QuerySet
 from apps.audit.models import AuditEvent
 from apps.evaluation import metrics
 from apps.evaluation.models import CaseResult, EvalCase, EvalRun, EvalSet, RunStatus, Variant
-from apps.memories.models import Memory
+from apps.memories.models import Memory, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_row
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import NotFound
@@ -361,3 +361,20 @@ def last_promotion(*, namespace: Namespace) -> Promotion | None:
     return Promotion(
         variant.name if variant else event.object_id, event.actor_name, event.created_at
     )
+
+
+def subject_eval_cases_export(keys: KeyCache, subject: Subject) -> list[dict[str, Any]]:
+    """The eval-set questions asked for the subject (registered as the export's "eval_cases"
+    part), decrypted, with the memories expected to answer them."""
+    cases = EvalCase.objects.filter(subject=subject).select_related("eval_set")
+    return [
+        {
+            "eval_set": case.eval_set.name,
+            "position": case.position,
+            "question": open_question(case, keys),
+            "expected_memory_ids": [str(memory_id) for memory_id in case.expected],
+            "category": case.category,
+            "created_at": case.created_at.isoformat(),
+        }
+        for case in cases.order_by("created_at", "id")
+    ]

@@ -99,3 +99,39 @@ def test_the_note_is_encrypted_at_rest_and_erased_with_the_subject(acme) -> None
     erased = acme.client.post(acme.url("subjects/u1/erase"), format="json")
     assert erased.status_code == 200
     assert not RecallFeedback.objects.exists()
+
+
+def test_the_subjects_export_holds_its_recalls_feedback_and_eval_questions(acme) -> None:
+    """What the person asked (while kept), what they were served and judged, and the eval
+    questions asked about them are theirs too: in the export, valid against its schema."""
+    import json
+
+    import jsonschema
+
+    from apps.audit.actors import Actor
+    from apps.evaluation.services import eval_set_import_jsonl
+    from apps.memories.api.views import EXPORT_SCHEMA
+
+    recall_id, memory_id = remembered_and_recalled(acme)
+    feedback(acme, recall_id, {"memory_id": memory_id, "relevant": True, "note": CANARY})
+    question = {"question": "Which seat does the user like?", "subject": "u1",
+                "expected_memory_ids": [memory_id], "category": "travel"}  # fmt: skip
+    eval_set_import_jsonl(
+        actor=Actor.system("tests"), namespace=acme.namespace, name="seats",
+        text=json.dumps(question),
+    )  # fmt: skip
+    document = acme.client.get(acme.url("subjects/u1/export")).json()
+    jsonschema.validate(document, EXPORT_SCHEMA, cls=jsonschema.Draft202012Validator)
+    (recall,) = document["recalls"]
+    assert recall["recall_id"] == recall_id
+    assert recall["query"] == "window seat"
+    assert recall["served_memory_ids"] == [memory_id]
+    assert [(f["memory_id"], f["relevant"], f["note"]) for f in recall["feedback"]] == [
+        (memory_id, True, CANARY)
+    ]
+    (case,) = document["eval_cases"]
+    assert (case["eval_set"], case["question"]) == ("seats", "Which seat does the user like?")
+    assert case["expected_memory_ids"] == [memory_id]
+    other = acme.client.post(acme.url("memories"), {"subject": "u2", "content": "x"}, format="json")
+    assert other.status_code == 201
+    assert acme.client.get(acme.url("subjects/u2/export")).json()["recalls"] == []
