@@ -6,7 +6,7 @@ class EvaluationConfig(AppConfig):
     label = "evaluation"
 
     def ready(self) -> None:
-        from apps.memories.services import subject_export_part_register
         from apps.evaluation.selectors import subject_eval_cases_export
+        from apps.memories.services import subject_export_part_register
 
         subject_export_part_register("eval_cases", subject_eval_cases_export)
