@@ -23,17 +23,23 @@ def after_commit(
     refused: Callable[[], object] | None = None,
 ) -> None:
     """Start work once the enclosing transaction commits: the Celery `task` with `args` on a
-    worker, or, without a broker, `inline` in this process. If the broker cannot take it, it
-    is logged (`what`: ids only) and `refused` runs (default: the work stays queued)."""
+    worker, or, without a broker, `inline` in this process. If the broker cannot take it
+    (Redis down: the error comes at commit, when the task is sent), it is logged (`what`: ids
+    only) and `refused` runs (default: the work stays queued in its table, for a requeue).
+    The request that made the work still succeeds: what it committed stands."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         transaction.on_commit(inline)
         return
-    try:
-        task.delay_on_commit(*args)
-    except BrokerError:
-        logger.warning("Could not queue %s.", what)
-        if refused is not None:
-            refused()
+
+    def send() -> None:
+        try:
+            task.delay(*args)
+        except BrokerError:
+            logger.warning("Could not queue %s.", what)
+            if refused is not None:
+                refused()
+
+    transaction.on_commit(send)
 
 
 @shared_task(name="memoryhub.ping")

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from celery import shared_task
 from django.db import OperationalError
-from kombu.exceptions import OperationalError as BrokerError
 
 from apps.audit.actors import Actor
 from apps.pipeline import jobs
 from apps.pipeline.lifecycle import lifecycle_sweep_all
+from memoryhub.tasks import after_commit
 
 if TYPE_CHECKING:
     from celery import Task
-    from celery.contrib.django.task import DjangoTask
 
 logger = logging.getLogger(__name__)
 
@@ -33,13 +32,13 @@ def run_ingest_job(self: Task[[str], None], job_id: str) -> None:
 def enqueue_ingest_job(job_id: str) -> None:
     """Queue a job's task after any enclosing transaction commits. If the broker cannot take
     it, the job stays queued (its turns are stored) and the periodic requeue or a retried
-    request sends it again: the task is idempotent."""
-    try:
-        # Tasks are the app's MemoryHubTask, a DjangoTask (memoryhub/celery.py); shared_task's
-        # stubs return a plain Task.
-        cast("DjangoTask[[str], None]", run_ingest_job).delay_on_commit(job_id)
-    except BrokerError:
-        logger.warning("Could not queue job %s; it stays queued for the requeue.", job_id)
+    request sends it again: the task is idempotent (the jobs table is the outbox)."""
+    after_commit(
+        run_ingest_job,
+        job_id,
+        inline=lambda: run_ingest_job.delay(job_id),  # eager: the task's own retry rules
+        what=f"job {job_id} (it stays queued for the requeue)",
+    )
 
 
 @shared_task(
@@ -55,11 +54,13 @@ def run_document_job(job_id: str) -> None:
 
 def enqueue_document_job(job_id: str) -> None:
     """Queue a document job after commit; if the broker cannot take it the job stays queued
-    and a retried request (same Idempotency-Key) sends it again."""
-    try:
-        cast("DjangoTask[[str], None]", run_document_job).delay_on_commit(job_id)
-    except BrokerError:
-        logger.warning("Could not queue job %s; it stays queued.", job_id)
+    for the requeue, and a retried request (same Idempotency-Key) sends it again."""
+    after_commit(
+        run_document_job,
+        job_id,
+        inline=lambda: run_document_job.delay(job_id),
+        what=f"job {job_id} (it stays queued for the requeue)",
+    )
 
 
 @shared_task(name="pipeline.requeue_stale_jobs")

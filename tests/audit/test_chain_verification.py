@@ -269,7 +269,10 @@ def test_it_runs_a_requested_verification_after_the_commit_without_a_broker(
 
 
 def test_it_marks_a_verification_the_broker_refused(
-    events: list[AuditEvent], monkeypatch: pytest.MonkeyPatch, settings: Any
+    events: list[AuditEvent],
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     from kombu.exceptions import OperationalError as BrokerError
 
@@ -278,9 +281,10 @@ def test_it_marks_a_verification_the_broker_refused(
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise BrokerError("connection refused")
 
-    monkeypatch.setattr(tasks.chain_verify, "delay_on_commit", refuse)
+    monkeypatch.setattr(tasks.chain_verify, "delay", refuse)  # sent after the commit
     verification = chain_verification_start(requested_by="user:alice")
-    tasks.chain_verification_enqueue(verification.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.chain_verification_enqueue(verification.pk)
     verification.refresh_from_db()
     assert verification.status == VerificationStatus.FAILED
     assert verification.finished_at is not None

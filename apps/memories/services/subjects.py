@@ -11,7 +11,7 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -33,9 +33,7 @@ from apps.memories.row_encryption import (
 from apps.memories.selectors import memory_public_fields
 from apps.memories.tasks import vacuum_data_keys
 from apps.namespaces.models import Namespace
-
-if TYPE_CHECKING:
-    from celery.contrib.django.task import DjangoTask
+from memoryhub.tasks import after_commit
 
 EXPORT_SCHEMA_ID = "/api/v1/schemas/subject-export-v1.json"
 
@@ -190,6 +188,12 @@ def subject_erase(*, actor: Actor, subject: Subject) -> ErasureReceipt:
             object_id=str(subject_id),
             details={**body, "receipt_hash": receipt_hash},
         )
-        # The app's tasks are DjangoTasks (memoryhub/celery.py); shared_task's stubs say Task.
-        cast("DjangoTask[[], None]", vacuum_data_keys).delay_on_commit()
+        # On a worker; with the broker down, here, after the commit (VACUUM cannot run in
+        # a transaction): an erased key's wrapped copy must not wait for autovacuum.
+        after_commit(
+            vacuum_data_keys,
+            inline=vacuum_data_keys,
+            what="the data-key vacuum",
+            refused=vacuum_data_keys,
+        )
     return ErasureReceipt(**body, receipt_hash=receipt_hash, audit_event_id=event.pk)
