@@ -11,11 +11,13 @@ $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "MemoryHub needs Python 3.11, found " + sys.version.split()[0])'
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml clients/python/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# The CPU build of torch first: left to the resolver, torch arrives as a multi-GB CUDA build.
 	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	# The Python SDK (clients/python), tested against the server by tests/clients.
+	$(BIN)/python -m pip install --quiet -e clients/python
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -46,3 +48,4 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
+	$(BIN)/mypy --strict --config-file clients/python/pyproject.toml clients/python/src
