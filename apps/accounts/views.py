@@ -237,6 +237,7 @@ def api_key_new(request: DashboardRequest) -> HttpResponse:
                 namespaces=form.cleaned_data["namespaces"],
                 permissions=form.cleaned_data["permissions"],
                 expires_at=form.expires_at(),
+                default_subject=form.cleaned_data["default_subject"],
             )
         except ApplicationError as error:
             form.add_error(None, error.message)

@@ -291,6 +291,16 @@ def test_it_creates_a_key_and_shows_the_raw_key_in_the_response(cast: KeyCast) -
     assert api_client(raw).get("/api/v1/namespaces/globex/memories").status_code == 404
 
 
+def test_it_binds_a_default_subject_for_the_mcp_tools_and_shows_it(cast: KeyCast) -> None:
+    client = cast.client("olive")
+    _token, response = _create(client, default_subject="  user-42  ")
+    raw = _raw_key_in(response.content.decode())  # type: ignore[attr-defined]
+    prefix = RAW_KEY_PATTERN.match(raw).group("prefix")  # type: ignore[union-attr]
+    assert ApiKey.objects.get(prefix=prefix).default_subject == "user-42"
+    page = client.get(reverse("accounts:api_key", kwargs={"prefix": prefix})).content.decode()
+    assert '<dd class="mono">user-42</dd>' in page
+
+
 def test_it_shows_the_raw_key_nowhere_else(cast: KeyCast) -> None:
     client = cast.client("olive")
     _token, response = _create(client)

@@ -1,0 +1,185 @@
+"""The MCP server's tools. Each mirrors one REST call (`bridge.api_call`) and answers with
+that call's JSON; an API error becomes an MCP tool error carrying its code and message.
+
+The namespace is the tool's `namespace` argument, or the key's only namespace. The subject
+is the `subject` argument, or the key's default subject (set on the key's page)."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from apps.accounts.models import ApiKey
+from apps.mcp_server.bridge import ApiAnswer, api_call, api_path
+
+
+@dataclass(frozen=True)
+class Caller:
+    request: HttpRequest  # the /mcp/ request (its Authorization header authenticates)
+    api_key: ApiKey
+
+
+# Set by the /mcp/ view for the one request it serves; tools read it.
+current_caller: ContextVar[Caller] = ContextVar("memoryhub_mcp_caller")
+
+server: MCPServer = MCPServer(
+    name="MemoryHub",
+    instructions=(
+        "Long-term memory about the people you talk with, stored encrypted by MemoryHub. "
+        "Search before answering about a person; add what is worth remembering; delete what "
+        "they ask you to forget."
+    ),
+)
+
+Kind = Literal["semantic", "episodic", "procedural"]
+Subject = Annotated[
+    str | None,
+    Field(description="Who the memory is about (the app's user id); default: the key's."),
+]
+Namespace = Annotated[
+    str | None, Field(description="Namespace slug; default: the key's only namespace.")
+]
+
+
+def _namespace(caller: Caller, namespace: str | None) -> str:
+    if namespace:
+        return namespace
+    slugs = sorted(caller.api_key.namespaces.values_list("slug", flat=True))
+    if len(slugs) == 1:
+        return slugs[0]
+    raise ToolError(
+        "This key reaches several namespaces; name one with `namespace`: " + ", ".join(slugs)
+    )
+
+
+def _subject(caller: Caller, subject: str | None) -> str:
+    chosen = (subject or "").strip() or caller.api_key.default_subject
+    if not chosen:
+        raise ToolError("Name the person with `subject`: this key has no default subject.")
+    return chosen
+
+
+def _answer(answer: ApiAnswer) -> Any:
+    if answer.ok:
+        return answer.body
+    error = answer.error
+    details = error.get("details") or {}
+    suffix = f" Details: {details}" if details else ""
+    raise ToolError(f"{error.get('code')} (HTTP {answer.status}): {error.get('message')}{suffix}")
+
+
+def _call(method: str, namespace: str | None, *parts: str, **kwargs: Any) -> Any:
+    caller = current_caller.get()
+    path = api_path(_namespace(caller, namespace), *parts)
+    return _answer(api_call(caller.request, method, path, **kwargs))
+
+
+# Django's ORM may not run on the event loop: each tool's work runs on the request's thread.
+def _in_request_thread(method: str, namespace: str | None, *parts: str, **kwargs: Any) -> Any:
+    return sync_to_async(_call, thread_sensitive=True)(method, namespace, *parts, **kwargs)
+
+
+def _subject_of_caller(subject: str | None) -> str:
+    return _subject(current_caller.get(), subject)
+
+
+@server.tool(description="Remember something about a person (a fact, an event, an instruction).")
+async def add_memory(
+    content: Annotated[str, Field(min_length=1, max_length=32_000)],
+    subject: Subject = None,
+    kind: Kind | None = None,
+    tags: list[str] | None = None,
+    namespace: Namespace = None,
+) -> dict[str, Any]:
+    who = await sync_to_async(_subject_of_caller, thread_sensitive=True)(subject)
+    body: dict[str, Any] = {"subject": who, "content": content}
+    if kind is not None:
+        body["kind"] = kind
+    if tags is not None:
+        body["tags"] = tags
+    memory: dict[str, Any] = await _in_request_thread("POST", namespace, "memories", body=body)
+    return memory
+
+
+@server.tool(
+    description="The memories about a person most relevant to a query, best first, each with "
+    "its score components (vector, keyword, recency, importance) and relevance."
+)
+async def search_memories(
+    query: Annotated[str, Field(min_length=1, max_length=4000)],
+    subject: Subject = None,
+    k: Annotated[int, Field(ge=1, le=100)] = 10,
+    namespace: Namespace = None,
+) -> dict[str, Any]:
+    who = await sync_to_async(_subject_of_caller, thread_sensitive=True)(subject)
+    body = {"subject": who, "query": query, "k": k}
+    found: dict[str, Any] = await _in_request_thread("POST", namespace, "recall", body=body)
+    return found
+
+
+@server.tool(description="A person's memories, newest first, a page at a time.")
+async def list_memories(
+    subject: Subject = None,
+    kind: Kind | None = None,
+    page_size: Annotated[int, Field(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Field(description="`next` of the previous page")] = None,
+    namespace: Namespace = None,
+) -> dict[str, Any]:
+    who = await sync_to_async(_subject_of_caller, thread_sensitive=True)(subject)
+    query = {"subject": who, "kind": kind, "page_size": page_size, "cursor": cursor}
+    page: dict[str, Any] = await _in_request_thread("GET", namespace, "memories", query=query)
+    return page
+
+
+@server.tool(description="Delete one memory (by its id) for good.")
+async def delete_memory(
+    memory_id: Annotated[str, Field(min_length=1, max_length=64)],
+    namespace: Namespace = None,
+) -> dict[str, Any]:
+    await _in_request_thread("DELETE", namespace, "memories", memory_id)
+    return {"deleted": memory_id}
+
+
+@server.tool(
+    description="A token-budgeted prompt for a model: instructions, the person's relevant "
+    "memories and the session's conversation, as chat messages with token counts."
+)
+async def get_context(
+    query: Annotated[str, Field(min_length=1, max_length=4000)],
+    subject: Subject = None,
+    session: Annotated[str | None, Field(max_length=200)] = None,
+    model: Annotated[str | None, Field(max_length=100)] = None,
+    max_context_tokens: Annotated[int | None, Field(ge=1)] = None,
+    namespace: Namespace = None,
+) -> dict[str, Any]:
+    who = await sync_to_async(_subject_of_caller, thread_sensitive=True)(subject)
+    body: dict[str, Any] = {"subject": who, "query": query, "session": session}
+    if model:
+        body["model"] = model
+    if max_context_tokens is not None:
+        body["max_context_tokens"] = max_context_tokens
+    assembled: dict[str, Any] = await _in_request_thread("POST", namespace, "context", body=body)
+    return assembled
+
+
+@server.tool(
+    description="Erase everything remembered about a person (crypto-shredded, not undoable). "
+    "Needs the subjects:admin permission, and `confirm` set to the subject's id."
+)
+async def forget_me(
+    confirm: Annotated[str, Field(description="The subject's id again, to confirm.")],
+    subject: Subject = None,
+    namespace: Namespace = None,
+) -> dict[str, Any]:
+    who = await sync_to_async(_subject_of_caller, thread_sensitive=True)(subject)
+    if confirm != who:
+        raise ToolError("Not erased: `confirm` must be the subject's id, exactly.")
+    receipt: dict[str, Any] = await _in_request_thread("POST", namespace, "subjects", who, "erase")
+    return receipt
