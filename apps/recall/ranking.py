@@ -34,11 +34,11 @@ class Weights:
     keyword: float = 1.0
     vector: float = 0.5
     context: float = 0.5
-    session_boost: float = 0.2
+    session_boost: float = 0.3
     window_boost: float = 0.1
     speaker_boost: float = 0.3
     recency: float = 0.02
-    importance: float = 0.05
+    importance: float = 0.6
     bm25_k1: float = 1.2
     bm25_b: float = 0.5
     # How much a neighbour's token counts in BM25 (0: a turn's neighbours do not count).

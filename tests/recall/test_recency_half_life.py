@@ -107,10 +107,10 @@ def test_a_half_life_of_zero_turns_recency_off(acme: Tenant) -> None:
 def test_a_short_half_life_puts_a_new_memory_before_a_more_important_old_one(
     acme: Tenant,
 ) -> None:
-    # Recency weighs 0.02 and importance 0.05 in the final score: an importance lead of 0.2
-    # (0.01) loses to a recency lead of nearly 1 (half-life 1 day: 0.02), and wins against
+    # Recency weighs 0.02 and importance 0.6 in the final score: an importance lead of 0.01
+    # (0.006) loses to a recency lead of nearly 1 (half-life 1 day: 0.02), and wins against
     # one of about 0.02 (half-life 1000 days: 0.0004).
-    old = remember(acme, 30, importance=0.7)
+    old = remember(acme, 30, importance=0.51)
     new = remember(acme, 0.01, importance=0.5)
     set_half_life(acme, 1)
     assert list(recalled(acme)) == [str(new.id), str(old.id)]
