@@ -35,8 +35,8 @@ def test_recall_on_locomo_dev_meets_the_goal() -> None:
     summary = json.loads(out.getvalue().strip().splitlines()[-1])
     print(json.dumps(summary))  # the figures, in the test log
     assert summary["questions"] == 760
-    assert summary["recall@10"] >= 0.80
-    assert summary["recall@5"] >= 0.72
+    assert summary["recall@10"] >= 0.81  # 0.818 measured, AMD EPYC
+    assert summary["recall@5"] >= 0.74  # 0.747
     # Abstention at the documented default: the questions of the other conversations and the
     # adversarial ones mostly get nothing, the answerable ones lose little.
     abstaining = summary["with_min_relevance"]
