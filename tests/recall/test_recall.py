@@ -456,6 +456,31 @@ def test_a_bfloat16_model_batches_in_torch_and_embeds_queries_in_float32() -> No
     assert float(query @ documents[0]) > 0.99
 
 
+def test_an_int8_model_runs_queries_and_batches_on_a_quantised_graph_near_float32() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    sentences = [
+        "What breed is their pet?",
+        "The user's dog is a golden retriever called Max",
+        "The quarterly tax report is due in April",
+    ]
+    provider = SentenceTransformerProvider(dtype="bfloat16", quantize="int8")
+    documents = provider.embed_documents(sentences)
+    queries = np.stack([provider.embed_query(text) for text in sentences])
+    # int8 replaces both paths, bfloat16 torch batches included.
+    assert provider.query_runtime == provider.batch_runtime == "onnxruntime int8"
+    reference = SentenceTransformerProvider(dtype="float32", runtime="torch").embed_documents(
+        sentences
+    )
+    similarity = (documents * reference).sum(axis=1)
+    assert similarity.min() > 0.97
+    assert similarity.max() < 0.99999  # quantised: not the float32 vectors themselves
+    # Activations are quantised per batch, so a sentence alone and in a batch differ a little.
+    assert (queries * documents).sum(axis=1).min() > 0.98
+    assert (queries * reference).sum(axis=1).min() > 0.97
+    # The meaning survives: the paraphrase is still the nearest.
+    assert int(np.argmax(documents[1:] @ queries[0])) == 0
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize("query", ["+", "the and of", "?!"])
 def test_a_query_without_keyword_tokens_still_recalls_by_meaning(acme: Tenant, query: str) -> None:
