@@ -3,6 +3,7 @@ written, against the live server."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -15,9 +16,16 @@ SDK_README = ROOT / "clients" / "python" / "README.md"
 PROJECT_README = ROOT / "README.md"
 
 
-def sdk_examples(readme: Path) -> list[str]:
+def sdk_examples(readme: Path, *, integrations: bool = False) -> list[str]:
+    """The README's Python blocks that use the SDK: its own calls, or (`integrations`) those
+    of the framework adapters."""
     blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.DOTALL)
-    return [block for block in blocks if "memoryhub_client" in block]
+    return [
+        block
+        for block in blocks
+        if "memoryhub_client" in block
+        and ("memoryhub_client.integrations" in block) == integrations
+    ]
 
 
 def run(code: str, server_url: str, raw_key: str, readme: Path) -> None:
@@ -34,6 +42,30 @@ def test_it_runs_the_sdk_readme_examples(server_url: str, acme: Tenant, capsys) 
     assert "Prefers answers in Spanish" in printed
     assert "not_found" in printed
     assert "Likes green tea" in printed
+
+
+@pytest.mark.parametrize(
+    ("extra", "framework", "expected"),
+    [
+        ("langchain", "langchain_core", ["('human', 'I moved to Lyon last week.')", "semantic"]),
+        ("llama-index", "llama_index.core", ["Lives in Lyon", "- Lives in Lyon"]),
+    ],
+)
+def test_it_runs_the_sdk_readme_integration_examples(
+    server_url: str, acme: Tenant, capsys, extra: str, framework: str, expected: list[str]
+) -> None:
+    try:
+        installed = importlib.util.find_spec(framework) is not None
+    except ModuleNotFoundError:  # its parent package is missing too
+        installed = False
+    if not installed:
+        pytest.skip(f"the SDK's {extra} extra ({framework}) is not installed")
+    examples = sdk_examples(SDK_README, integrations=True)
+    (code,) = [block for block in examples if f"from {framework}" in block]
+    run(code, server_url, acme.raw_key, SDK_README)
+    printed = capsys.readouterr().out
+    for text in expected:
+        assert text in printed
 
 
 def test_it_runs_the_project_readme_example(

@@ -1,0 +1,59 @@
+"""What the frameworks' retrievers share: one recall, sync or async, and the metadata a
+recalled memory carries into a framework's document or node."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any, TypedDict
+
+from memoryhub_client.async_client import AsyncNamespace
+from memoryhub_client.inputs import RecallFilters
+from memoryhub_client.integrations._namespaces import AnyNamespace, synchronous
+from memoryhub_client.results import RecallHit, RecallResponse
+
+
+class RecallArguments(TypedDict):
+    """`Namespace.recall`'s options (None: the namespace's configuration)."""
+
+    subject: str | None
+    k: int | None
+    filters: RecallFilters | None
+    include_shared: bool | None
+    mmr: float | None
+    min_relevance: float | None
+
+
+def recall(
+    namespace: AnyNamespace, query: str, arguments: RecallArguments, *, call: str
+) -> RecallResponse:
+    return synchronous(namespace, call).recall(query, **arguments)
+
+
+async def arecall(
+    namespace: AnyNamespace, query: str, arguments: RecallArguments
+) -> RecallResponse:
+    if isinstance(namespace, AsyncNamespace):
+        return await namespace.recall(query, **arguments)
+    return await asyncio.to_thread(lambda: namespace.recall(query, **arguments))
+
+
+def hit_metadata(hit: RecallHit, recall_id: str | None) -> dict[str, Any]:
+    """A recalled memory's metadata, JSON-ready: its id, kind and subject, its score, the
+    calibrated relevance (0..1) and the score's components, and the recall's id (for
+    `Namespace.feedback`)."""
+    memory = hit.memory
+    return {
+        "memory_id": memory.id,
+        "kind": memory.kind,
+        "subject": memory.subject,
+        "tags": list(memory.tags),
+        "score": hit.score,
+        "relevance": hit.relevance,
+        "components": dataclasses.asdict(hit.components),
+        "recall_id": recall_id,
+        "version": memory.version,
+        "created_at": memory.created_at.isoformat(),
+        "occurred_at": memory.occurred_at.isoformat() if memory.occurred_at else None,
+        "memory_metadata": dict(memory.metadata),
+    }
