@@ -59,8 +59,10 @@ def _namespace(caller: Caller, namespace: str | None) -> str:
     )
 
 
-def _subject(caller: Caller, subject: str | None) -> str:
-    chosen = (subject or "").strip() or caller.api_key.default_subject
+def _who(subject: str | None) -> str:
+    """The `subject` argument, or the key's default subject (a field of the key, already
+    read: no query, so safe on the event loop)."""
+    chosen = (subject or "").strip() or current_caller.get().api_key.default_subject
     if not chosen:
         raise ToolError("Name the person with `subject`: this key has no default subject.")
     return chosen
@@ -86,10 +88,6 @@ def _in_request_thread(method: str, namespace: str | None, *parts: str, **kwargs
     return sync_to_async(_call, thread_sensitive=True)(method, namespace, *parts, **kwargs)
 
 
-def _subject_of_caller(subject: str | None) -> str:
-    return _subject(current_caller.get(), subject)
-
-
 @server.tool(description="Remember something about a person (a fact, an event, an instruction).")
 async def add_memory(
     content: Annotated[str, Field(min_length=1, max_length=32_000)],
@@ -98,8 +96,7 @@ async def add_memory(
     tags: list[str] | None = None,
     namespace: Namespace = None,
 ) -> dict[str, Any]:
-    who = await sync_to_async(_subject_of_caller, thread_sensitive=True)(subject)
-    body: dict[str, Any] = {"subject": who, "content": content}
+    body: dict[str, Any] = {"subject": _who(subject), "content": content}
     if kind is not None:
         body["kind"] = kind
     if tags is not None:
@@ -118,8 +115,7 @@ async def search_memories(
     k: Annotated[int, Field(ge=1, le=100)] = 10,
     namespace: Namespace = None,
 ) -> dict[str, Any]:
-    who = await sync_to_async(_subject_of_caller, thread_sensitive=True)(subject)
-    body = {"subject": who, "query": query, "k": k}
+    body = {"subject": _who(subject), "query": query, "k": k}
     found: dict[str, Any] = await _in_request_thread("POST", namespace, "recall", body=body)
     return found
 
@@ -132,8 +128,7 @@ async def list_memories(
     cursor: Annotated[str | None, Field(description="`next` of the previous page")] = None,
     namespace: Namespace = None,
 ) -> dict[str, Any]:
-    who = await sync_to_async(_subject_of_caller, thread_sensitive=True)(subject)
-    query = {"subject": who, "kind": kind, "page_size": page_size, "cursor": cursor}
+    query = {"subject": _who(subject), "kind": kind, "page_size": page_size, "cursor": cursor}
     page: dict[str, Any] = await _in_request_thread("GET", namespace, "memories", query=query)
     return page
 
@@ -159,8 +154,7 @@ async def get_context(
     max_context_tokens: Annotated[int | None, Field(ge=1)] = None,
     namespace: Namespace = None,
 ) -> dict[str, Any]:
-    who = await sync_to_async(_subject_of_caller, thread_sensitive=True)(subject)
-    body: dict[str, Any] = {"subject": who, "query": query, "session": session}
+    body: dict[str, Any] = {"subject": _who(subject), "query": query, "session": session}
     if model:
         body["model"] = model
     if max_context_tokens is not None:
@@ -178,7 +172,7 @@ async def forget_me(
     subject: Subject = None,
     namespace: Namespace = None,
 ) -> dict[str, Any]:
-    who = await sync_to_async(_subject_of_caller, thread_sensitive=True)(subject)
+    who = _who(subject)
     if confirm != who:
         raise ToolError("Not erased: `confirm` must be the subject's id, exactly.")
     receipt: dict[str, Any] = await _in_request_thread("POST", namespace, "subjects", who, "erase")
