@@ -146,6 +146,35 @@ def _ask(
     return result
 
 
+def at_threshold(
+    run: EvalRun, min_relevance: float
+) -> list[tuple[dict[str, float], str, float, int, list[Any]]]:
+    """The run's cases scored as a run at `min_relevance` would score them (rows for
+    `summarize`), without asking again: recall leaves out the results below the threshold
+    after ranking them, so what it keeps is the same results in the same order. Tokens and
+    latency stay the run's (the threshold only serves less)."""
+    config = recall_config.config_of(run.config)
+    results = list(CaseResult.objects.filter(run=run).select_related("case"))
+    wanted = {m for r in results for m in [*r.ranked, *r.case.expected]}
+    sources = dict(Memory.objects.filter(pk__in=wanted).values_list("pk", "source"))
+    ks = sorted(set(metrics.RANK_KS) | {config.k})
+    rows: list[tuple[dict[str, float], str, float, int, list[Any]]] = []
+    for result in results:
+        if SKIPPED in result.scores:
+            continue
+        kept = [
+            memory_id
+            for memory_id, parts in zip(result.ranked, result.components, strict=True)
+            if parts.get("relevance", 0.0) >= min_relevance
+        ]
+        ranked_units = list(dict.fromkeys(unit_of(m, sources.get(m)) for m in kept))
+        relevant = {unit_of(m, sources[m]) for m in result.case.expected if m in sources}
+        scores = metrics.case_scores(ranked_units, relevant, ks) if relevant else {}
+        scores["returned_nothing"] = 0.0 if kept[: config.k] else 1.0
+        rows.append((scores, result.case.category, result.latency_ms, result.tokens, kept))
+    return rows
+
+
 def _tokens(
     question: str, hits: list[RecallHit], budget: int, keys: KeyCache, tokenizer: Any
 ) -> int:

@@ -96,6 +96,25 @@ def test_it_reports_every_metric_and_cleans_up(chatty_locomo_file: Path) -> None
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("threshold", [0.0, 0.35, 0.6, 1.0])
+def test_its_figures_at_a_threshold_are_those_of_recall_asked_with_it(
+    chatty_locomo_file: Path, threshold: float
+) -> None:
+    def summary(*options: str) -> dict:
+        out = io.StringIO()
+        call_command(
+            "recall_eval", str(chatty_locomo_file), "--json", "--abstention", *options, stdout=out
+        )
+        return json.loads(out.getvalue().strip().splitlines()[-1])
+
+    derived = summary("--min-relevance", str(threshold))["with_min_relevance"]
+    asked = summary("--config", json.dumps({"min_relevance": threshold}))
+    assert derived["recall@5"] == asked["recall@5"]
+    assert derived["recall@10"] == asked["recall@10"]
+    assert derived["unanswerable_empty"] == asked["unanswerable_empty"]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_it_deletes_its_namespaces_also_on_failure(locomo_file: Path, monkeypatch) -> None:
     from apps.evaluation.management.commands import recall_eval
 

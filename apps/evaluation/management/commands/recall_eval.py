@@ -7,7 +7,9 @@ python manage.py recall_eval --format locomo ../shared/data/locomo-dev/ [--k 5 1
     [--abstention] [--min-relevance X] [--config '{"weights": {...}}']
 
 `--abstention` adds unanswerable cases: each conversation is also asked the questions of the
-other conversations, and its own adversarial (category 5) ones.
+other conversations, and its own adversarial (category 5) ones. `--min-relevance X` also
+scores the same answers as recall would serve them at that threshold (it drops results after
+ranking, so nothing is asked twice).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.audit.actors import Actor
 from apps.evaluation import locomo
 from apps.evaluation.models import CaseResult, EvalRun
-from apps.evaluation.runs import SKIPPED, run_work, summarize
+from apps.evaluation.runs import SKIPPED, at_threshold, run_work, summarize
 from apps.evaluation.services import eval_set_import_locomo
 from apps.memories.embeddings import get_provider
 from apps.namespaces.models import Namespace
@@ -99,10 +101,11 @@ class Command(BaseCommand):
                 seconds = time.perf_counter() - started
                 ingest_seconds += seconds
                 ingested += len(conversation.turns)
-                mine = _rows(_run(eval_set, config))
+                run = _run(eval_set, config)
+                mine = _rows(run)
                 rows.extend(mine)
-                if abstaining is not None:  # the same set again, abstaining
-                    abstained.extend(_rows(_run(eval_set, abstaining)))
+                if abstaining is not None:  # the same answers, at the threshold
+                    abstained.extend(at_threshold(run, options["min_relevance"]))
                 answered = [s for s, *_ in mine if "recall@10" in s]
                 self.stdout.write(
                     f"{conversation.name}: {len(conversation.turns)} turns in {seconds:.1f}s, "
