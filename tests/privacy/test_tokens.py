@@ -3,7 +3,9 @@ one namespace. A session cookie used against any other subject's portal URL find
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.test import Client
@@ -18,6 +20,16 @@ from apps.privacy.views import COOKIE
 from tests.privacy.conftest import link_for, open_portal
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def one_rate_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """django-ratelimit counts in fixed windows: a test whose requests straddle the end of
+    one would see its count start again. Its clock stands still here."""
+    import django_ratelimit.core
+
+    now = time.time()
+    monkeypatch.setattr(django_ratelimit.core, "time", SimpleNamespace(time=lambda: now))
 
 
 def test_the_link_opens_a_session_once_and_leaves_the_address_bar(acme, story) -> None:
@@ -167,6 +179,7 @@ def test_csrf_is_enforced(acme, story) -> None:
     assert Subject.objects.get(external_id="u1").paused is False
 
 
+@pytest.mark.usefixtures("one_rate_window")
 def test_portal_requests_are_rate_limited_per_session(acme, story, settings) -> None:
     settings.MEMORYHUB_PORTAL_SESSION_RATE = "5/m"
     portal = open_portal(acme)
@@ -179,6 +192,7 @@ def test_portal_requests_are_rate_limited_per_session(acme, story, settings) -> 
     )
 
 
+@pytest.mark.usefixtures("one_rate_window")
 def test_portal_requests_are_rate_limited_per_address(acme, story, settings) -> None:
     settings.MEMORYHUB_PORTAL_ADDRESS_RATE = "3/m"
     link = link_for(acme, "u1")
@@ -231,6 +245,7 @@ def test_without_embedding_origins_cookies_stay_same_site(acme, story, settings)
     assert response.cookies[settings.CSRF_COOKIE_NAME]["samesite"] == "Lax"
 
 
+@pytest.mark.usefixtures("one_rate_window")
 def test_a_token_never_reaches_the_logs(acme, story, caplog, settings) -> None:
     link = link_for(acme, "u1")
     token = link["url"].rsplit("/", 1)[1]
