@@ -227,7 +227,7 @@ class MemoryHubRetriever(BaseRetriever):
     Unset options take the namespace's recall configuration; `min_relevance` leaves out the
     memories below that relevance, so a question about nothing stored gets no documents.
     `filters` is a `RecallFilters` (kind, tags, since, until, metadata). The key needs
-    `memories:read`."""
+    `context` (the recall permission)."""
 
     namespace: AnyNamespace
     subject: str | None = None

@@ -63,7 +63,7 @@ class MemoryHubRetriever(BaseRetriever):
 
     Unset options take the namespace's recall configuration; `min_relevance` leaves out the
     memories below that relevance, so a question about nothing stored gets no nodes. The key
-    needs `memories:read`."""
+    needs `context` (the recall permission)."""
 
     def __init__(
         self,
