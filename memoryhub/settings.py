@@ -149,8 +149,12 @@ else:
         # A DBConfig TypedDict; widened so the keys below can be added to it.
         "default": cast(
             dict[str, Any],
+            # Health checks: a kept connection that died (the database restarted, a failover)
+            # is replaced at a request's first query instead of failing that request.
             dj_database_url.parse(
-                DATABASE_URL, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+                DATABASE_URL,
+                conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
+                conn_health_checks=True,
             ),
         )
     }

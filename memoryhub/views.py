@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import sys
+
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from memoryhub.api.errors import json_bad_request, json_not_found, json_server_error
+from memoryhub.api.errors import (
+    DATABASE_RETRY_AFTER_SECONDS,
+    json_bad_request,
+    json_database_unavailable,
+    json_not_found,
+    json_server_error,
+)
 from memoryhub.health import current_health
 
 
@@ -35,7 +44,21 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
     return render(request, "404.html", status=404)
 
 
+def _database_unavailable() -> bool:
+    """Whether the error being handled is the database being out of reach (restarting, a
+    failover, a dropped connection), not a bug: Django calls handler500 inside its except."""
+    error = sys.exc_info()[1]
+    return isinstance(error, OperationalError | InterfaceError)
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
+    # The transaction of the request was rolled back whole: nothing was half-written.
+    if _database_unavailable():
+        if _is_api(request):
+            return json_database_unavailable(request)
+        response = HttpResponse(loader.get_template("503.html").render(), status=503)
+        response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+        return response
     if _is_api(request):
         return json_server_error(request)
     # No context processors: the page must render even when the database is down.

@@ -100,3 +100,21 @@ def json_server_error(request: Any) -> JsonResponse:
         error_body("server_error", "The server could not complete the request."),
         status=status.HTTP_500_INTERNAL_SERVER_ERROR,
     )
+
+
+# What a client is told to wait before it tries again while the database is out of reach.
+DATABASE_RETRY_AFTER_SECONDS = 5
+
+
+def json_database_unavailable(request: Any) -> JsonResponse:
+    """The database could not be reached (restarting, failing over): try again shortly. The
+    request's transaction was rolled back, so retrying a write cannot store it twice."""
+    response = JsonResponse(
+        error_body(
+            "service_unavailable",
+            "The database is unavailable for a moment; nothing was stored. Try again shortly.",
+        ),
+        status=status.HTTP_503_SERVICE_UNAVAILABLE,
+    )
+    response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+    return response

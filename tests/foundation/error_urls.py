@@ -1,5 +1,6 @@
 """URLs mounted only by the error-shape tests: tiny views that fail in each way."""
 
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 from rest_framework import serializers
@@ -39,10 +40,23 @@ def broken_page(request: HttpRequest) -> HttpResponse:
     raise RuntimeError("a bug")
 
 
+class DatabaseDownView(APIView):
+    permission_classes = [AllowAny]
+
+    def get(self, request: Request) -> Response:
+        raise OperationalError("connection to server on socket /secret/path failed")
+
+
+def database_down_page(request: HttpRequest) -> HttpResponse:
+    raise InterfaceError("connection already closed")
+
+
 urlpatterns = [
     path("api/test/echo", EchoView.as_view()),
     path("api/test/broken", BrokenView.as_view()),
     path("broken-page/", broken_page),
+    path("api/test/database-down", DatabaseDownView.as_view()),
+    path("database-down-page/", database_down_page),
     path("", include("memoryhub.urls")),
 ]
 

@@ -64,6 +64,23 @@ class TestErrorShape:
         assert_error_shape(response.json(), "server_error")
         assert "a bug" not in response.content.decode()
 
+    def test_the_database_out_of_reach_is_a_json_503_with_retry_after(self) -> None:
+        response = Client(raise_request_exception=False).get("/api/test/database-down")
+        assert response.status_code == 503
+        assert response["Retry-After"] == "5"
+        assert_error_shape(response.json(), "service_unavailable")
+        assert "/secret/path" not in response.content.decode()
+
+    def test_the_database_out_of_reach_is_the_html_503_in_a_page(self) -> None:
+        response = Client(raise_request_exception=False, HTTP_ACCEPT_LANGUAGE="zh-hans").get(
+            "/database-down-page/"
+        )
+        assert response.status_code == 503
+        assert response["Retry-After"] == "5"
+        html = response.content.decode()
+        assert "暂时无法使用" in html
+        assert "connection already closed" not in html
+
     def test_a_bug_in_a_page_is_the_html_500(self) -> None:
         response = Client(raise_request_exception=False).get("/broken-page/")
         assert response.status_code == 500

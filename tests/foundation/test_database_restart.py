@@ -1,0 +1,247 @@
+"""PostgreSQL restarted under load, with real processes: the production configuration
+(gunicorn, DEBUG off, real secrets, a kept connection per worker) on a PostgreSQL of its own,
+writes and recalls arriving all the while.
+
+While the database is gone every request is answered 503 in the one error shape with a
+Retry-After, never a 500; each write was stored whole (the memory and its audit event) or not
+at all; writes succeed again within seconds of the restart, and `audit_verify` passes.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import psycopg
+import pytest
+
+from memoryhub.embedded_db import EmbeddedServer, ensure_server, stop_server
+from memoryhub.secrets_store import new_kek, new_secret_key
+from tests.conftest import PROJECT_ROOT, run_python, stop_process
+from tests.memories.embeddings_stub import StubEmbeddings
+
+SLUG = "restart"
+RECOVERY_SECONDS = 10.0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _database_url(server: EmbeddedServer) -> str:
+    host = quote(str(server.socket_dir), safe="")
+    return f"postgres://{server.user}@{host}:{server.port}/memoryhub"
+
+
+@dataclass
+class Stack:
+    scratch: Path
+    server: EmbeddedServer
+    env: dict[str, str]
+    base_url: str
+    raw_key: str
+
+
+@pytest.fixture
+def embeddings() -> Iterator[StubEmbeddings]:
+    """The embedding endpoint (a remote service in production): the test is about the
+    database, and gunicorn's workers then start without loading a model."""
+    with StubEmbeddings() as stub:
+        yield stub
+
+
+@pytest.fixture
+def stack(project_scratch_dir: Path, embeddings: StubEmbeddings) -> Iterator[Stack]:
+    server = ensure_server(project_scratch_dir)
+    env = {
+        "DATABASE_URL": _database_url(server),
+        "DEBUG": "0",
+        "SECRET_KEY": new_secret_key(),
+        "MEMORYHUB_KEK": new_kek(),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "MEMORYHUB_EMBEDDING_PROVIDER": "openai",
+        "MEMORYHUB_EMBEDDING_URL": embeddings.url,
+    }
+    migrate = run_python(
+        "import django; django.setup(); from django.core.management import call_command; "
+        "call_command('migrate', verbosity=0)",
+        env=env,
+        timeout=300,
+    )
+    assert migrate.returncode == 0, migrate.stderr[-2000:]
+    made = run_python(
+        "import django; django.setup()\n"
+        "from apps.accounts.services import api_key_create\n"
+        "from apps.audit.actors import Actor\n"
+        "from apps.namespaces.services import namespace_create\n"
+        f"ns = namespace_create(actor=Actor.system('tests'), slug={SLUG!r}, name='Restart')\n"
+        "_, raw = api_key_create(actor=Actor.system('tests'), name='load', namespaces=[ns],"
+        " permissions=['memories:read', 'memories:write', 'context'])\n"
+        "print(raw)",
+        env=env,
+    )
+    assert made.returncode == 0, made.stderr[-2000:]
+    port = _free_port()
+    base = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DEBUG", "DATABASE_URL", "DJANGO_SETTINGS_MODULE", "CELERY_BROKER_URL"}
+    }
+    # To a file: a pipe nobody reads fills up with the logged errors and blocks the workers.
+    log = (project_scratch_dir / "gunicorn.log").open("w")
+    gunicorn = subprocess.Popen(
+        [
+            sys.executable, "-m", "gunicorn", "memoryhub.wsgi", "--workers", "2",
+            "--bind", f"127.0.0.1:{port}", "--timeout", "60", "--log-level", "warning",
+        ],
+        cwd=PROJECT_ROOT,
+        env={**base, **env, "DJANGO_SETTINGS_MODULE": "memoryhub.settings"},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    try:
+        base_url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        while True:
+            assert gunicorn.poll() is None, (project_scratch_dir / "gunicorn.log").read_text()
+            try:
+                if httpx.get(f"{base_url}/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "gunicorn did not become healthy in 90 s"
+            time.sleep(0.3)
+        yield Stack(project_scratch_dir, server, env, base_url, made.stdout.strip())
+    finally:
+        stop_process(gunicorn)
+        log.close()
+        stop_server(project_scratch_dir)
+
+
+@dataclass
+class Traffic:
+    """Writes and recalls sent one after another until stopped, with every answer kept."""
+
+    stack: Stack
+    writes: list[tuple[float, int, dict]] = field(default_factory=list)
+    recalls: list[tuple[float, int, dict]] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def _loop(self, kind: str) -> None:
+        url = f"{self.stack.base_url}/api/v1/namespaces/{SLUG}/"
+        headers = {"Authorization": f"Bearer {self.stack.raw_key}"}
+        with httpx.Client(headers=headers, timeout=30) as client:
+            number = 0
+            while not self.stop.is_set():
+                number += 1
+                if kind == "write":
+                    content = f"Fact {number}: I keep a {number}th plant."
+                    body = {"subject": "u1", "content": content}
+                    response = client.post(url + "memories", json=body)
+                    self.writes.append((time.monotonic(), response.status_code, response.json()))
+                else:
+                    body = {"subject": "u1", "query": "Which plants do I keep?", "k": 5}
+                    response = client.post(url + "recall", json=body)
+                    self.recalls.append((time.monotonic(), response.status_code, response.json()))
+                time.sleep(0.02)
+
+    def __enter__(self) -> Traffic:
+        self.threads = [
+            threading.Thread(target=self._loop, args=(kind,), daemon=True)
+            for kind in ("write", "recall")
+        ]
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=60)
+
+
+def _succeeded(answers: list[tuple[float, int, dict]]) -> bool:
+    return any(status in (200, 201) for _, status, _ in answers)
+
+
+def _rows(server: EmbeddedServer, query: str) -> set[str]:
+    with psycopg.connect(**server.connection_kwargs()) as conn:
+        return {str(row[0]) for row in conn.execute(query)}
+
+
+def test_requests_get_503_while_postgresql_restarts_and_nothing_is_half_written(stack: Stack):
+    headers = {"Authorization": f"Bearer {stack.raw_key}"}
+    warm = httpx.post(
+        f"{stack.base_url}/api/v1/namespaces/{SLUG}/memories",
+        json={"subject": "u1", "content": "I water the plants on Sundays."},
+        headers=headers,
+        timeout=30,
+    )
+    assert warm.status_code == 201, warm.text
+
+    with Traffic(stack) as traffic:
+        deadline = time.monotonic() + 60
+        while not (_succeeded(traffic.writes) and _succeeded(traffic.recalls)):
+            assert time.monotonic() < deadline, "no write and recall succeeded in 60 s"
+            time.sleep(0.2)
+        time.sleep(2)
+        stopped_at = time.monotonic()
+        assert stop_server(stack.scratch), "the scratch PostgreSQL was not running"
+        time.sleep(3)
+        restarted = ensure_server(stack.scratch)
+        restarted_at = time.monotonic()
+        assert restarted.socket_dir == stack.server.socket_dir
+        assert restarted.port == stack.server.port
+        time.sleep(5)
+
+    writes, recalls = traffic.writes, traffic.recalls
+    statuses = {status for _, status, _ in writes + recalls}
+    assert statuses <= {201, 200, 503}, statuses  # never a 500 with a stack trace
+    failed = [body for _, status, body in writes + recalls if status == 503]
+    assert failed, "no request reached the server while PostgreSQL was down"
+    for body in failed:
+        assert body["error"]["code"] == "service_unavailable", body
+        assert set(body["error"]) == {"code", "message", "details"}
+    assert any(status == 201 for at, status, _ in writes if at < stopped_at)
+    assert any(status == 200 for at, status, _ in recalls if at < stopped_at)
+    # Recovered within seconds: writes and recalls succeed again after the restart.
+    recovered = [at for at, status, _ in writes if status == 201 and at > restarted_at]
+    assert recovered, "no write succeeded after the restart"
+    assert recovered[0] - restarted_at < RECOVERY_SECONDS, recovered[0] - restarted_at
+    assert any(status == 200 for at, status, _ in recalls if at > restarted_at)
+    assert all(status != 503 for at, status, _ in writes[-3:]), "still failing at the end"
+
+    # Whole or nothing: each stored memory has its audit event and each 201 its memory. A
+    # write whose COMMIT reached the server as the connection died may be stored though
+    # answered 503 (the client cannot know; it retries with an Idempotency-Key): at most one.
+    stored = _rows(stack.server, "SELECT id FROM memories_memory")
+    audited = _rows(
+        stack.server, "SELECT object_id FROM audit_auditevent WHERE action = 'memory.create'"
+    )
+    answered = {str(body["id"]) for _, status, body in writes if status == 201} | {
+        str(warm.json()["id"])
+    }
+    assert stored == audited
+    assert answered <= stored
+    assert len(stored - answered) <= 1, len(stored - answered)
+
+    verify = run_python(
+        "import django; django.setup(); from django.core.management import call_command; "
+        "call_command('audit_verify')",
+        env=stack.env,
+    )
+    assert verify.returncode == 0, verify.stderr[-2000:]
+    assert "Audit chain intact" in verify.stdout
