@@ -350,12 +350,10 @@ class OnnxEncoder:
         """Sentence embeddings of `texts`, in order; batched by length, to pad little."""
         import torch
 
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         # Not None: the provider took int() of it before exporting the model.
         dimensions = cast(int, self.model.get_embedding_dimension())
         vectors = np.zeros((len(texts), dimensions), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
+        for chunk in length_batches([len(text) for text in texts], batch_size):
             features = self.model.preprocess([texts[i] for i in chunk])
             inputs = {name: features[name].numpy().astype(np.int64) for name in self.names}
             (tokens,) = self.session.run(None, inputs)
@@ -365,6 +363,35 @@ class OnnxEncoder:
                     features = module(features)
             vectors[chunk] = features["sentence_embedding"].float().numpy()
         return vectors
+
+
+# A batch is padded to its longest text: at most this much more than its texts' own length.
+PADDING_SLACK = 1.25
+SPECIAL_CHARACTERS = 12  # the [CLS] and [SEP] tokens, in characters, roughly
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indexes of texts in batches of similar length, shortest first: a text joins the
+    batch unless the batch would then be padded by more than PADDING_SLACK (every text of a
+    batch is padded to its longest) or hold more than `batch_size`. A few texts of mixed
+    lengths (a session's turns) then go in two or three batches, not one mostly padding;
+    a large call of many similar texts keeps full batches."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    total = 0
+    for index in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        length = lengths[index] + SPECIAL_CHARACTERS
+        if current and (
+            len(current) >= batch_size
+            or (len(current) + 1) * length > PADDING_SLACK * (total + length)
+        ):
+            batches.append(current)
+            current, total = [], 0
+        current.append(index)
+        total += length
+    if current:
+        batches.append(current)
+    return batches
 
 
 # Answers that say "later": the request is sent again, with backoff.

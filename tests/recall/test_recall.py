@@ -438,6 +438,23 @@ def test_a_float32_model_runs_on_onnx_runtime_with_the_models_own_vectors() -> N
     assert onnx.embed_documents([]).shape == (0, 384)
 
 
+def test_texts_are_batched_by_length_so_that_batches_are_mostly_text_not_padding() -> None:
+    from apps.memories.embeddings import PADDING_SLACK, SPECIAL_CHARACTERS, length_batches
+
+    # A session's turns: a few short, a few long, mixed up.
+    lengths = [12, 300, 15, 280, 40, 10, 310, 45, 14, 42]
+    batches = length_batches(lengths, 32)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    assert len(batches) == 3  # short ones, middling ones, long ones; not one padded batch
+    for batch in batches:
+        own = [lengths[i] + SPECIAL_CHARACTERS for i in batch]
+        assert len(own) * max(own) <= PADDING_SLACK * sum(own)
+        assert [lengths[i] for i in batch] == sorted(lengths[i] for i in batch)
+    # Many texts of one length keep full batches of batch_size.
+    assert [len(batch) for batch in length_batches([50] * 70, 32)] == [32, 32, 6]
+    assert length_batches([], 32) == []
+
+
 def test_a_bfloat16_model_batches_in_torch_and_embeds_queries_in_float32() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     sentences = ["What breed is their pet?", "The quarterly tax report is due in April"]
