@@ -85,7 +85,9 @@ def namespace_update(*, actor: Actor, namespace: Namespace, **changes: Any) -> N
             "The erasure grace period is 0 to 30 days.", details={"erasure_grace_days": ["0-30"]}
         )
     with transaction.atomic():
-        namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
+        # NO KEY: writes in the namespace check their foreign key to it at commit, while
+        # this transaction waits for the audit chain's head they hold (a deadlock otherwise).
+        namespace = Namespace.objects.select_for_update(no_key=True).get(pk=namespace.pk)
         for name, value in changes.items():
             setattr(namespace, name, value)
         namespace.save()
@@ -119,7 +121,7 @@ def membership_set(*, actor: Actor, namespace: Namespace, user: User, role: str)
     if role not in MembershipRole.values:
         raise ApplicationError("Unknown role.", details={"role": role})
     with transaction.atomic():
-        Namespace.objects.select_for_update().filter(pk=namespace.pk).first()
+        Namespace.objects.select_for_update(no_key=True).filter(pk=namespace.pk).first()
         if role != MembershipRole.OWNER:
             _refuse_losing_the_last_owner(namespace, user)
         membership, created = Membership.objects.update_or_create(
@@ -139,7 +141,7 @@ def membership_set(*, actor: Actor, namespace: Namespace, user: User, role: str)
 def membership_remove(*, actor: Actor, namespace: Namespace, user: User) -> None:
     """Take `user` out of the namespace. The last owner cannot be removed."""
     with transaction.atomic():
-        Namespace.objects.select_for_update().filter(pk=namespace.pk).first()
+        Namespace.objects.select_for_update(no_key=True).filter(pk=namespace.pk).first()
         _refuse_losing_the_last_owner(namespace, user)
         removed, _ = Membership.objects.filter(user=user, namespace=namespace).delete()
         audit_record(

@@ -248,7 +248,9 @@ def _session_for_update(namespace: Namespace, subject: Subject, external_id: str
         namespace=namespace, subject=subject, external_id=external_id
     )
     # Locks the session: concurrent batches of one session take positions one after another.
-    return Session.objects.select_for_update().get(pk=session.pk)
+    # NO KEY, so that rows referencing the session are not kept from committing (their key
+    # checks come at commit, after the audit chain's head: see jobs.ingest_job_run).
+    return Session.objects.select_for_update(no_key=True).get(pk=session.pk)
 
 
 def _store_messages(

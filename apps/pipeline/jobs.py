@@ -66,9 +66,11 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
             return job  # done before (a redelivery, or a retry of a finished job)
         namespace = job.namespace
         # One job of a subject at a time: its facts, supersessions and summaries follow in
-        # order, and a pause that came after the request still holds.
+        # order, and a pause that came after the request still holds. NO KEY: a write that
+        # holds the audit chain's head checks its foreign key to the subject at commit (KEY
+        # SHARE); FOR UPDATE would make it wait for this job, which waits for the head.
         assert job.subject_id is not None  # ingest jobs always have a subject
-        subject = Subject.objects.select_for_update().get(pk=job.subject_id)
+        subject = Subject.objects.select_for_update(no_key=True).get(pk=job.subject_id)
         if subject.paused:
             job.status = JobStatus.SUCCEEDED
             job.result = {"messages": len(job.payload.get("messages", [])), "memories": [],
