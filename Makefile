@@ -3,9 +3,10 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOADTEST_STAMP := $(VENV)/.loadtest-installed
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: install run test lint browser
+.PHONY: install run test lint browser loadtest
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "MemoryHub needs Python 3.11, found " + sys.version.split()[0])'
@@ -49,3 +50,12 @@ lint: install
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/mypy --strict --config-file clients/python/pyproject.toml clients/python/src
+
+# The production stack (gunicorn, Celery worker and beat) on loopback under locust; prints
+# figures (bench/loadtest/run.py --help). LOADTEST_ARGS passes options, e.g. "--duration 30".
+$(LOADTEST_STAMP): pyproject.toml | $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[loadtest]"
+	@touch $(LOADTEST_STAMP)
+
+loadtest: install $(LOADTEST_STAMP)
+	$(BIN)/python bench/loadtest/run.py $(LOADTEST_ARGS)

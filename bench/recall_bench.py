@@ -90,7 +90,8 @@ from apps.memories.services import NewMemory, memories_create_bulk  # noqa: E402
 from apps.namespaces.models import Namespace  # noqa: E402
 from apps.namespaces.services import namespace_create, namespace_delete  # noqa: E402
 from apps.recall import subject_indexes  # noqa: E402
-from apps.recall.search import VECTOR_CANDIDATES, recall_memories  # noqa: E402
+from apps.recall.search import recall_memories  # noqa: E402
+from apps.recall.statements import VECTOR_CANDIDATES  # noqa: E402
 from memoryhub.row_security import namespace_wall  # noqa: E402
 
 GOAL_P95_MS = 25.0
