@@ -484,6 +484,20 @@ _provider: EmbeddingProvider | None = None
 _provider_lock = threading.Lock()
 
 
+def warm_up_local_model() -> bool:
+    """Load the local model (both paths) now rather than at the first request; for a web
+    worker before it serves (gunicorn.conf.py). Nothing for a remote provider, which is not
+    called before a request needs it. Returns whether a model was loaded."""
+    from django.conf import settings
+
+    if settings.MEMORYHUB_EMBEDDING_PROVIDER != "local":
+        return False
+    provider = get_provider()
+    provider.embed_query("warm-up")
+    provider.embed_documents(["warm-up"])
+    return True
+
+
 def get_provider() -> EmbeddingProvider:
     """The configured provider, built once per process (see settings MEMORYHUB_EMBEDDING_*)."""
     global _provider

@@ -1,0 +1,20 @@
+"""Gunicorn's settings for MemoryHub, read from the folder gunicorn starts in (the project's):
+`gunicorn memoryhub.wsgi:application --workers 4 --bind …`, or `-c /path/to/gunicorn.conf.py`
+from elsewhere. Options on the command line still apply over these.
+
+Each worker loads the local embedding model (and exports it to ONNX) once it has loaded the
+app, before it takes a request. Left to the first request, that took 4 s on an idle 2-core
+machine and 12 s under load, while the request waited and gunicorn's timeout could kill the
+worker (`make loadtest` saw both).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def post_worker_init(worker: Any) -> None:
+    from apps.memories.embeddings import warm_up_local_model
+
+    if warm_up_local_model():
+        worker.notify()  # alive: the load counts against no request's timeout

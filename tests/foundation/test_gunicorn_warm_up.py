@@ -1,0 +1,69 @@
+"""gunicorn.conf.py: a web worker loads the local embedding model before its first request,
+so no request waits for it (or meets gunicorn's timeout because of it)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import pytest
+from django.db import connection
+
+from apps.memories import embeddings
+from memoryhub.secrets_store import new_kek, new_secret_key
+from tests.conftest import PROJECT_ROOT, stop_process
+
+LOADED = "Loaded embedding model"
+
+
+def test_a_remote_provider_is_not_called_to_warm_up(settings) -> None:
+    settings.MEMORYHUB_EMBEDDING_PROVIDER = "openai"
+    assert embeddings.warm_up_local_model() is False
+
+
+@pytest.mark.django_db
+def test_a_gunicorn_worker_loads_the_model_before_any_request(project_scratch_dir: Path) -> None:
+    params = connection.settings_dict
+    host = quote(str(params["HOST"]), safe="")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in {"DEBUG", "CELERY_BROKER_URL"}},
+        "DJANGO_SETTINGS_MODULE": "memoryhub.settings",
+        "DATABASE_URL": f"postgres://{params['USER']}@{host}:{params['PORT']}/{params['NAME']}",
+        "DEBUG": "0",
+        "SECRET_KEY": new_secret_key(),
+        "MEMORYHUB_KEK": new_kek(),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "HF_HUB_OFFLINE": "1",
+        "MEMORYHUB_EMBEDDING_PROVIDER": "local",
+    }
+    log_path = project_scratch_dir / "gunicorn.log"
+    with log_path.open("w") as log:
+        # Started in the project folder, where gunicorn reads gunicorn.conf.py by itself.
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application", "--workers", "1",
+                "--bind", f"127.0.0.1:{port}",
+            ],
+            cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            while LOADED not in log_path.read_text():  # no request has been sent
+                assert process.poll() is None, log_path.read_text()[-3000:]
+                assert time.monotonic() < deadline, "the worker did not load the model"
+                time.sleep(0.2)
+            health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=30)
+            assert health.status_code == 200, health.text
+        finally:
+            stop_process(process)
+    assert log_path.read_text().count(LOADED) == 1  # once, by the one worker
