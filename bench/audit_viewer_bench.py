@@ -73,10 +73,10 @@ from apps.audit.services import audit_record, chain_verification_run  # noqa: E4
 from apps.audit_log.selectors import _cursor  # noqa: E402
 from apps.namespaces.services import namespace_create  # noqa: E402
 from bench.dashboard_bench import Statements, checked  # noqa: E402
+from bench.machine import terminate_as_exit  # noqa: E402
 from bench.recall_bench import (  # noqa: E402
     NOISY_CORES,
     CpuMeter,
-    _terminate_as_exit,
     percentile,
 )
 from bench.summary_bench import cpu_name  # noqa: E402
@@ -338,7 +338,7 @@ def main() -> None:
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    with _terminate_as_exit():
+    with terminate_as_exit():
         passed = run(args, log)
     sys.exit(0 if passed else 1)
 

@@ -45,7 +45,7 @@ from apps.evaluation.services import eval_set_import_locomo  # noqa: E402
 from apps.memories.embeddings import get_provider  # noqa: E402
 from apps.namespaces.services import namespace_create, namespace_delete  # noqa: E402
 from apps.recall.search import recall_memories  # noqa: E402
-from bench.embedding_bench import cpu  # noqa: E402
+from bench.machine import cpu  # noqa: E402
 
 ACTOR = Actor.system("bench/cpu_profile.py")
 SUBJECT = "locomo-subject"

@@ -96,6 +96,7 @@ from apps.namespaces.models import MembershipRole, Namespace  # noqa: E402
 from apps.namespaces.services import membership_set, namespace_create  # noqa: E402
 from apps.recall import subject_indexes  # noqa: E402
 from bench import recall_bench  # noqa: E402
+from bench.machine import terminate_as_exit  # noqa: E402
 from bench.recall_bench import (  # noqa: E402
     _VECTOR,
     BATCH,
@@ -103,7 +104,6 @@ from bench.recall_bench import (  # noqa: E402
     CpuMeter,
     Dataset,
     PoolEmbedder,
-    _terminate_as_exit,
     build_indexes,
     cleanup,
     compose_vectors,
@@ -751,7 +751,7 @@ def main() -> None:
         parser.error("sizes must be positive")
     if args.memories < args.subjects:
         parser.error("--memories must be at least --subjects")
-    with _terminate_as_exit():
+    with terminate_as_exit():
         run(args, lambda message: print(message, flush=True))
 
 

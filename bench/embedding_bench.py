@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import statistics
 import sys
@@ -32,27 +31,14 @@ from apps.memories.embeddings import (
     cpu_has_bf16,
     normalise,
 )
+from bench.machine import cpu
 
-FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "avx512_vnni", "avx_vnni")
 WORDS = [
     *("camping", "kids", "lake", "pottery", "painting", "adoption", "agency", "support"),
     *("group", "parade", "counseling", "school", "speech", "dinosaurs", "museum", "beach"),
     *("guitar", "concert", "yoga", "volunteering", "shelter", "bakery", "Sweden"),
     *("necklace", "grandma", "mentoring", "marathon", "running", "books", "garden", "hiking"),
 ]
-
-
-def cpu() -> str:
-    name, flags = platform.processor() or "unknown CPU", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return f"{name}, {os.cpu_count()} cores; flags: {' '.join(f for f in FLAGS if f in flags)}"
 
 
 def turns(count: int, seed: int = 7) -> list[str]:

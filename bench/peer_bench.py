@@ -47,7 +47,6 @@ import argparse
 import json
 import logging
 import os
-import platform
 import secrets
 import shutil
 import signal
@@ -95,6 +94,7 @@ from apps.pipeline import jobs  # noqa: E402
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest  # noqa: E402
 from apps.pipeline.models import Job, JobStatus  # noqa: E402
 from apps.recall.search import recall_memories  # noqa: E402
+from bench.machine import cpu, terminate_as_exit  # noqa: E402
 from memoryhub.embedded_db import DATABASE_NAME, EmbeddedServer, ensure_server  # noqa: E402
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -112,7 +112,6 @@ SUBJECT_OFF = "locomo-extract-off"  # its turns are stored, never embedded: noth
 SUBJECT_ON = "locomo"  # extraction on: the memories every recall here searches
 SUBJECT_SINGLE = "locomo-one-a-call"  # each turn one POST /memories, after the recalls
 DEFAULT_DATA = BASE_DIR.parent / "shared" / "data" / "locomo-dev"
-FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile", "amx_bf16", "amx_int8")
 GOAL_P95_RATIO = 0.5
 GOAL_RECALL_RATIO = 2.0
 GOAL_INGEST_RATIO = 4.0
@@ -263,23 +262,6 @@ def ranked_turns(units: list[str], dia_of: dict[str, str]) -> list[str]:
     """Recall's answer units (runs.unit_of: a memory stands for the turn it was made from),
     deduplicated best first, as dia_ids; a unit that is no turn keeps its own name."""
     return [dia_of.get(unit, unit) for unit in dict.fromkeys(units)]
-
-
-def cpu() -> str:
-    name, flags = platform.processor() or "unknown CPU", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    present = " ".join(flag for flag in FLAGS if flag in flags) or "none of them"
-    return f"{name}, {os.cpu_count()} cores; flags ({', '.join(FLAGS)}): {present}"
-
-
-# --- Mem0 -----------------------------------------------------------------------------------
 
 
 def mem0_database(server: EmbeddedServer, *, drop_only: bool = False) -> None:
@@ -743,20 +725,6 @@ def check_migrated() -> None:
     executor = MigrationExecutor(connections[DEFAULT_DB_ALIAS])
     if executor.migration_plan(executor.loader.graph.leaf_nodes()):
         raise SystemExit("The database has unapplied migrations: run `manage.py migrate` first.")
-
-
-@contextmanager
-def terminate_as_exit() -> Iterator[None]:
-    """SIGTERM raises SystemExit, so the finally blocks (cleanup) run."""
-
-    def handler(signum: int, frame: Any) -> None:
-        raise SystemExit(f"terminated by signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def main() -> None:

@@ -113,6 +113,7 @@ from apps.recall import subject_indexes  # noqa: E402
 from apps.recall.models import RecallLog  # noqa: E402
 from bench import recall_bench  # noqa: E402
 from bench.dashboard_bench import Sample, Statements, _figures, _short, checked  # noqa: E402
+from bench.machine import terminate_as_exit  # noqa: E402
 from bench.recall_bench import (  # noqa: E402
     _SLOT,
     _VECTOR,
@@ -125,7 +126,6 @@ from bench.recall_bench import (  # noqa: E402
     Planned,
     PoolEmbedder,
     _base,
-    _terminate_as_exit,
     build_indexes,
     cleanup,
     compose_vectors,
@@ -916,7 +916,7 @@ def main() -> None:
         parser.error("counts cannot be negative")
     if args.memories < 200:
         parser.error("--memories: at least 200 (the kind pages need a next page)")
-    with _terminate_as_exit():
+    with terminate_as_exit():
         run(args, lambda message: print(message, flush=True))
 
 

@@ -58,13 +58,12 @@ import os
 import random
 import re
 import secrets
-import signal
 import sys
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -92,6 +91,7 @@ from apps.namespaces.services import namespace_create, namespace_delete  # noqa:
 from apps.recall import subject_indexes  # noqa: E402
 from apps.recall.search import recall_memories  # noqa: E402
 from apps.recall.statements import VECTOR_CANDIDATES  # noqa: E402
+from bench.machine import terminate_as_exit  # noqa: E402
 from memoryhub.row_security import namespace_wall  # noqa: E402
 
 GOAL_P95_MS = 25.0
@@ -1229,20 +1229,6 @@ def _torch_threads() -> str:
         return "-"
 
 
-@contextmanager
-def _terminate_as_exit() -> Iterator[None]:
-    """SIGTERM raises SystemExit, so the finally blocks (cleanup) run."""
-
-    def handler(signum: int, frame: Any) -> None:
-        raise SystemExit(f"terminated by signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=100_000, help="layout A, in total")
@@ -1291,7 +1277,7 @@ def main() -> None:
         parser.error("sizes must be positive")
     if args.memories < args.subjects:
         parser.error("--memories must be at least --subjects")
-    with _terminate_as_exit():
+    with terminate_as_exit():
         run(args, lambda message: print(message, flush=True))
 
 

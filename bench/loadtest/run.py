@@ -54,15 +54,13 @@ import csv
 import json
 import os
 import resource
-import signal
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +83,7 @@ from stack import (  # bench/loadtest/stack.py, next to this script
 
 sys.path.insert(0, str(ROOT))
 
+from bench.machine import cpu, terminate_as_exit
 from memoryhub import embedded_db
 from memoryhub.secrets_store import new_kek, new_secret_key
 
@@ -120,25 +119,6 @@ def log(message: str = "") -> None:
 
 
 # --- The machine ---------------------------------------------------------------------------
-
-
-def cpu_description() -> str:
-    model, flags = "unknown CPU", set[str]()
-    with suppress(OSError), open("/proc/cpuinfo") as handle:
-        for line in handle:
-            key, _, value = line.partition(":")
-            if key.strip() == "model name":
-                model = value.strip()
-            elif key.strip() == "flags":
-                flags = set(value.split())
-    present = [f for f in ("avx2", "avx512f", "avx512_bf16") if f in flags]
-    absent = [f for f in ("avx2", "avx512f", "avx512_bf16") if f not in flags]
-    return f"CPU: {model}, {os.cpu_count()} cores; flags: {', '.join(present) or 'none'}" + (
-        f" (no {', '.join(absent)})" if absent else ""
-    )
-
-
-# --- Database ------------------------------------------------------------------------------
 
 
 def private_json(path: Path, create: Any) -> dict[str, str]:
@@ -396,24 +376,10 @@ def saturating(ramp: list[Phase]) -> Phase:
 # --- Main ----------------------------------------------------------------------------------
 
 
-@contextmanager
-def _terminate_as_exit() -> Iterator[None]:
-    """SIGTERM raises SystemExit, so the processes are stopped by the finally blocks."""
-
-    def handler(signum: int, frame: Any) -> None:
-        raise SystemExit(f"terminated by signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def run(args: argparse.Namespace) -> None:
     started = time.monotonic()
     log("MemoryHub load test (bench/loadtest): production stack on 127.0.0.1, driven by locust")
-    log(cpu_description())
+    log(f"CPU: {cpu()}")
     OUT.mkdir(mode=0o700, parents=True, exist_ok=True)
     LOGS.mkdir(exist_ok=True)
     os.chmod(OUT, 0o700)
@@ -579,7 +545,7 @@ def main() -> None:
     if min(args.single, args.step, args.duration, args.half, min(args.steps)) < 1:
         parser.error("durations and users must be positive")
     try:
-        with _terminate_as_exit():
+        with terminate_as_exit():
             run(args)
     except HarnessError as error:
         log(f"\nload test harness failed: {error}")
