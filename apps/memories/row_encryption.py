@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.memories import crypto
@@ -144,6 +145,28 @@ class KeyCache:
                 data_key_unwrap(stored),
                 stored.version,
             )
+
+    def subject_with_keys(self, namespace_id: int, external_id: str | None) -> Subject | None:
+        """The namespace's subject of `external_id` (None: no such subject yet), with its data
+        key and the namespace's shared one fetched into this cache, in one query (a recall
+        needs all three before anything else)."""
+        subject = None
+        wanted = Q(subject__isnull=True)
+        if external_id is not None:
+            wanted |= Q(subject__external_id=external_id)
+        for stored in DataKey.objects.filter(wanted, namespace_id=namespace_id).select_related(
+            "subject"
+        ):
+            if stored.subject is not None:
+                subject = stored.subject
+            self._keys.setdefault(
+                (namespace_id, stored.subject_id), (data_key_unwrap(stored), stored.version)
+            )
+        if subject is None and external_id is not None:  # none, or one without a key yet
+            subject = Subject.objects.filter(
+                namespace_id=namespace_id, external_id=external_id
+            ).first()
+        return subject
 
     def index_key(self, namespace_id: int) -> bytes:
         shared, _ = self.key_for(namespace_id, None)

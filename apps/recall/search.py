@@ -127,13 +127,9 @@ def recall_memories(
     # GIL) while this one finds the subject and the keyword candidates: the waits overlap.
     embedding = _embedder.submit(_timed_embedding, query)
     try:
-        subject = (
-            Subject.objects.filter(namespace=namespace, external_id=subject_external_id).first()
-            if subject_external_id is not None
-            else None
-        )
-        scope = RecallScope(namespace, subject, include_shared, filters, every_subject)
         keys = keys or KeyCache()
+        subject = keys.subject_with_keys(namespace.pk, subject_external_id)
+        scope = RecallScope(namespace, subject, include_shared, filters, every_subject)
         terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
         weights = ranking.adapt(weights, query)
         stats = statements.population_stats(scope.unfiltered())
@@ -160,8 +156,11 @@ def recall_memories(
                 scope, query_vector, terms, keyword_ids, exact, config.vector_candidates
             )
             cursor.execute(sql, params)
-            columns = [column.name for column in cursor.description]
-            candidate_rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+            # The scoring columns, then the SERVED_FIELDS: read as a Memory if served.
+            split = len(cursor.description) - len(statements.SERVED_FIELDS)
+            columns = [column.name for column in cursor.description[:split]]
+            fetched = cursor.fetchall()
+            candidate_rows = [dict(zip(columns, row[:split], strict=True)) for row in fetched]
             nearest = sum(1 for row in candidate_rows if row["nearest"])
             if exact or nearest >= min(config.vector_candidates, stats.get("embedded", 0)):
                 break
@@ -196,11 +195,9 @@ def recall_memories(
     timings["score"] = _ms(mark)
 
     mark = time.perf_counter()
-    chosen_ids = [candidate_rows[i]["id"] for i in order]
-    # The vectors and token arrays stay in the database: only content and fields go out.
-    memories = Memory.objects.defer(
-        "embedding", "context_embedding", "token_index", "context_index"
-    ).in_bulk(chosen_ids)
+    # The served memories, as the candidate statement read them (no second query). Their
+    # vectors and token arrays stayed in the database: only content and fields came out.
+    memories = {i: statements.served_memory(fetched[i][split:]) for i in order}
     # Keyed by subject_id, which is None for shared memories (found: none).
     subjects: dict[uuid.UUID | None, Subject] = {subject.pk: subject} if subject is not None else {}
     if every_subject:
@@ -208,9 +205,7 @@ def recall_memories(
         subjects.update(Subject.objects.in_bulk(owners))
     hits: list[RecallHit] = []
     for i, hit_relevance in zip(order, relevances.tolist(), strict=True):
-        memory = memories.get(candidate_rows[i]["id"])
-        if memory is None:  # deleted since the candidates were read
-            continue
+        memory = memories[i]
         memory.namespace = namespace
         memory.subject = subjects.get(memory.subject_id)
         hits.append(

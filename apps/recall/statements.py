@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from django.core.cache import cache
 from django.db import connection
+from django.db.models import DateTimeField, Field
 
 from apps.memories.fields import vector_literal
 from apps.memories.models import Memory, Status, Subject
@@ -26,6 +27,13 @@ from apps.recall import ranking
 from memoryhub import row_security
 
 VECTOR_CANDIDATES = 40
+# What the candidate statement reads of each candidate beside its scoring columns: every
+# field but the vectors and token arrays, so that the served ones need no second query.
+SERVED_FIELDS = [
+    f
+    for f in Memory._meta.concrete_fields
+    if f.attname not in {"embedding", "context_embedding", "token_index", "context_index"}
+]
 KEYWORD_CANDIDATES = 100
 # A query term held by more than this share of the searched memories, and by more than
 # COMMON_TERM_MEMORIES of them ("common"), scores candidates but does not select them
@@ -221,7 +229,8 @@ def candidate_sql(
     vector_limit: int = VECTOR_CANDIDATES,
 ) -> tuple[str, dict[str, Any]]:
     """The nearest memories by embedding (HNSW, or `exact`ly) and the keyword candidates,
-    fetched by primary key with their similarities to the query and their query-term counts."""
+    fetched by primary key with their similarities to the query and their query-term counts,
+    and then (its last columns) the SERVED_FIELDS."""
     where, params = scope.condition()
     distance = "embedding <=> %(vector)s::vector"
     if exact:
@@ -256,7 +265,8 @@ def candidate_sql(
                    AS context_similarity,
                m.metadata ->> 'speaker' AS speaker,
                (EXTRACT(EPOCH FROM (now() - COALESCE(m.occurred_at, m.created_at))) / 86400.0)
-                   ::float8 AS age_days
+                   ::float8 AS age_days,
+               {", ".join(_served_column(served) for served in SERVED_FIELDS)}
         FROM {MEMORY_TABLE} m
         WHERE m.id IN (SELECT id FROM nearest UNION SELECT unnest(%(keyword_ids)s::uuid[]))
           AND {where}
@@ -268,6 +278,36 @@ def candidate_sql(
     )
     params.update({f"term_{i}": term for i, term in enumerate(sorted(set(terms)))})
     return sql, params
+
+
+def served_memory(values: tuple[Any, ...]) -> Memory:
+    """A Memory of the SERVED_FIELDS' values of a candidate row (as the ORM would build it,
+    its other fields deferred)."""
+    converted = []
+    for served, value in zip(SERVED_FIELDS, values, strict=True):
+        if served.attname in _AS_TEXT and value is not None:
+            value = datetime.fromisoformat(value).astimezone(connection.timezone)
+        for converter in _CONVERTERS[served.attname]:
+            value = converter(value, served, connection)
+        converted.append(value)
+    return Memory.from_db(connection.alias, _SERVED_NAMES, converted)
+
+
+def _served_column(served: Field[Any, Any]) -> str:
+    # Timestamps are read as ISO text, parsed only for the served rows: the driver's own
+    # conversion took most of the statement's client time for a hundred candidates.
+    return f"m.{served.column}::text" if served.attname in _AS_TEXT else f"m.{served.column}"
+
+
+_SERVED_NAMES = [served.attname for served in SERVED_FIELDS]
+_AS_TEXT = {served.attname for served in SERVED_FIELDS if isinstance(served, DateTimeField)}
+# The fields' own conversions from database values (JSON text to objects); the ORM passes
+# an expression as the second argument, which these converters do not read.
+_CONVERTERS = {
+    # django-stubs leaves out Field.get_db_converters, which the ORM's compiler calls.
+    served.attname: served.get_db_converters(connection)  # type: ignore[attr-defined]
+    for served in SERVED_FIELDS
+}
 
 
 def term_count(column: str, i: int) -> str:

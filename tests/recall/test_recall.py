@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -473,6 +474,54 @@ def test_a_bfloat16_model_batches_in_torch_and_embeds_queries_in_float32() -> No
     assert float(query @ documents[0]) > 0.99
 
 
+class _Encoder:
+    """Stands in for a batch runtime that takes `seconds` a batch."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def to(self, dtype: object) -> _Encoder:
+        return self
+
+    def encode(self, texts: list[str], *args: object, **options: object) -> None:
+        time.sleep(self.seconds)
+
+
+@pytest.mark.parametrize(
+    ("torch_seconds", "onnx_seconds", "chosen"),
+    [(0.0, 0.03, "bfloat16"), (0.03, 0.0, "float32")],
+)
+def test_the_faster_batch_runtime_is_chosen_by_timing_both(
+    torch_seconds: float, onnx_seconds: float, chosen: str
+) -> None:
+    from apps.memories.embeddings import _faster_batches
+
+    model, onnx = _Encoder(torch_seconds), _Encoder(onnx_seconds)
+    assert _faster_batches(model, onnx, 32) == chosen  # type: ignore[arg-type]
+
+
+def test_on_a_bfloat16_cpu_auto_batches_in_the_runtime_that_proved_faster(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Natively computed bfloat16 is not always faster: on an Intel Xeon without AMX its
+    torch batches ran at 0.7 times float32's rate. So "auto" times both when it loads."""
+    from apps.memories import embeddings
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(embeddings, "cpu_has_bf16", lambda: True)
+    sentences = ["What breed is their pet?", "The quarterly tax report is due in April"]
+    provider = SentenceTransformerProvider()
+    documents = provider.embed_documents(sentences)
+    assert provider.dtype in {"bfloat16", "float32"}
+    expected = "torch bfloat16" if provider.dtype == "bfloat16" else "onnxruntime float32"
+    assert provider.batch_runtime == expected
+    assert provider.query_runtime == "onnxruntime float32"
+    reference = SentenceTransformerProvider(dtype="float32", runtime="torch").embed_documents(
+        sentences
+    )
+    assert (documents * reference).sum(axis=1).min() > 0.99
+
+
 def test_an_int8_model_runs_queries_and_batches_on_a_quantised_graph_near_float32() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     sentences = [
@@ -581,3 +630,67 @@ def test_every_connection_walks_hnsw_indexes_the_way_recall_needs(name: str, val
     with connection.cursor() as cursor:
         cursor.execute(f"SHOW hnsw.{name}")
         assert cursor.fetchone()[0] == value
+
+
+@pytest.mark.django_db
+def test_served_memories_are_the_rows_as_the_orm_reads_them_without_a_second_query(
+    acme: Tenant,
+) -> None:
+    from apps.recall import statements
+
+    memory = remember(
+        acme,
+        "u1",
+        "Adopted a grey cat called Miso from the shelter",
+        tags=["pets"],
+        metadata={"speaker": "Caroline"},
+        occurred_at=datetime(2023, 5, 8, 13, 56, 7, 123456, tzinfo=UTC),
+    )
+    remember(acme, "u1", "The quarterly tax report is due in April")
+    with CaptureQueriesContext(connection) as queries:
+        outcome = recall(acme, "u1", "cat adoption", k=5)
+    served = next(hit.memory for hit in outcome.hits if hit.memory.pk == memory.pk)
+    stored = Memory.objects.get(pk=memory.pk)
+    for field in statements.SERVED_FIELDS:
+        assert getattr(served, field.attname) == getattr(stored, field.attname), field.attname
+    assert served.occurred_at == datetime(2023, 5, 8, 13, 56, 7, 123456, tzinfo=UTC)
+    assert served.metadata == {"speaker": "Caroline"}
+    assert served.tags == ["pets"]
+    assert served.get_deferred_fields() == {
+        "embedding",
+        "context_embedding",
+        "token_index",
+        "context_index",
+    }
+    assert contents(outcome)[0] == "Adopted a grey cat called Miso from the shelter"
+    # The memories are read by the keyword and candidate statements only.
+    reads = [q["sql"] for q in queries.captured_queries if '"memories_memory"' in q["sql"]]
+    assert reads == [], reads
+
+
+@pytest.mark.django_db
+def test_a_recall_finds_the_subject_and_both_data_keys_in_one_query(acme: Tenant) -> None:
+    from apps.memories.models import Subject
+    from apps.memories.row_encryption import KeyCache
+
+    remember(acme, "u1", "Has two cats named Miso and Tofu")
+    remember(acme, None, "The office is closed on public holidays")
+    keys = KeyCache()
+    with CaptureQueriesContext(connection) as queries:
+        subject = keys.subject_with_keys(acme.namespace.pk, "u1")
+        keys.key_for(acme.namespace.pk, subject.pk)
+        keys.index_key(acme.namespace.pk)
+    assert subject is not None
+    assert subject.external_id == "u1"
+    assert len(queries.captured_queries) == 1
+    # Another namespace's subject of the same name is not found.
+    assert KeyCache().subject_with_keys(acme.namespace.pk + 10_000, "u1") is None
+    assert KeyCache().subject_with_keys(acme.namespace.pk, "nobody") is None
+    # A subject without a data key yet is still found (one query more).
+    keyless = Subject.objects.create(namespace=acme.namespace, external_id="keyless")
+    found = KeyCache().subject_with_keys(acme.namespace.pk, "keyless")
+    assert found is not None
+    assert found.pk == keyless.pk
+    # The recall itself: the subject's memories, with the keys fetched once.
+    outcome = recall(acme, "u1", "cats", k=5)
+    assert contents(outcome)[0] == "Has two cats named Miso and Tofu"
