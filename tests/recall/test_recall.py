@@ -20,6 +20,7 @@ from apps.recall.models import RecallLog
 from apps.recall.search import RecallFilters, recall_memories
 from memoryhub.exceptions import ApplicationError
 from tests.conftest import Tenant, api_client, make_api_key
+from tests.recall.plans import plan_of, recorded_statements
 
 ACTOR = Actor.system("tests")
 
@@ -287,14 +288,14 @@ def test_a_large_subject_is_searched_through_the_index_and_keeps_to_itself(acme:
         # (until this test's transaction ends) sends it through the HNSW index, as it goes
         # for a subject of thousands.
         cursor.execute("SET LOCAL enable_sort = off")
-    with CaptureQueriesContext(connection) as queries:
+    with recorded_statements() as statements:
         outcome = recall(acme, "big", "gardening tomatoes in the greenhouse", k=10)
     assert len(outcome.hits) == 10
     assert outcome.hits[0].memory.pk == target.pk
     assert {hit.memory.subject_id for hit in outcome.hits} == {target.subject_id}
     # Through the index first; should the walk come back short (this test database's graph
     # holds many deleted rows of earlier tests), by comparing every vector.
-    plans = [_plan(q["sql"]) for q in queries.captured_queries if "<=>" in q["sql"]]
+    plans = [plan_of(sql, params) for sql, params in statements if "<=>" in sql]
     assert "memory_embedding_hnsw" in plans[0], plans[0]
     assert all("memory_embedding_hnsw" not in plan for plan in plans[1:])
 
@@ -302,18 +303,12 @@ def test_a_large_subject_is_searched_through_the_index_and_keeps_to_itself(acme:
     # to trust, so the exact comparison settles it.
     for hit in outcome.hits[1:4]:
         Memory.objects.filter(pk=hit.memory.pk).update(tags=["tagged"])
-    with CaptureQueriesContext(connection) as queries:
+    with recorded_statements() as statements:
         tagged = recall(acme, "big", "gardening", k=10, filters=RecallFilters(tags=["tagged"]))
     assert {hit.memory.pk for hit in tagged.hits} == {hit.memory.pk for hit in outcome.hits[1:4]}
-    plans = [_plan(q["sql"]) for q in queries.captured_queries if "<=>" in q["sql"]]
+    plans = [plan_of(sql, params) for sql, params in statements if "<=>" in sql]
     assert len(plans) == 2
     assert "memory_embedding_hnsw" not in plans[1]
-
-
-def _plan(statement: str) -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN " + statement)
-        return "\n".join(row[0] for row in cursor.fetchall())
 
 
 @pytest.mark.django_db

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
-from django.test.utils import CaptureQueriesContext
 
 from apps.audit.actors import Actor
 from apps.memories.models import Memory, Subject
@@ -26,6 +25,7 @@ from apps.memories.services import (
 from apps.recall import search as recall_module
 from apps.recall import subject_indexes
 from tests.conftest import Tenant
+from tests.recall.plans import plan_of, recorded_statements
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ACTOR = Actor.system("tests")
@@ -82,17 +82,18 @@ def test_a_large_subject_gets_an_index_that_recall_uses_until_the_subject_is_era
     # The recall's subject branch names the subject: the planner can serve it by the
     # subject's index (sorting forbidden here, to see that the index's condition is proven).
     monkeypatch.setattr(recall_module, "EXACT_SCAN_DOCUMENTS", 0)
-    with CaptureQueriesContext(connection) as queries:
+    with recorded_statements() as statements:
         outcome = recall_module.recall_memories(
             actor=ACTOR, namespace=acme.namespace, subject_external_id="big", query="birds", k=5
         )
     assert len(outcome.hits) == 5
-    # The first search (an exact one may follow should the walk come back short).
-    statement = next(q["sql"] for q in queries.captured_queries if "<=>" in q["sql"])
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_sort = off")
-        cursor.execute("EXPLAIN " + statement)
-        plan = "\n".join(row[0] for row in cursor.fetchall())
+    # The first search (an exact one may follow should the walk come back short), planned
+    # for its values as the recall bound them: the subject is a value, not in the text.
+    sql, params = next((sql, params) for sql, params in statements if "<=>" in sql)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_sort = off")
+        plan = plan_of(sql, params)
     assert name in plan, plan
 
     subject_erase(actor=ACTOR, subject=big)
