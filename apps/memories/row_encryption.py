@@ -153,7 +153,7 @@ class KeyCache:
         subject = None
         wanted = Q(subject__isnull=True)
         if external_id is not None:
-            wanted |= Q(subject__external_id=external_id)
+            wanted |= Q(subject__external_id=external_id, subject__namespace_id=namespace_id)
         for stored in DataKey.objects.filter(wanted, namespace_id=namespace_id).select_related(
             "subject"
         ):
