@@ -49,6 +49,7 @@ logger = logging.getLogger(__name__)
 DUPLICATE_COSINE = 0.92  # with DUPLICATE_OVERLAP of the tokens: the same fact, said again
 DUPLICATE_OVERLAP = 0.6
 SAME_COSINE = 0.985  # this close is the same statement whatever the tokens
+NEAR_FACTS = 5  # the nearest current facts of the same kind that a new one is compared with
 KEPT_CORRECTION = "kept the subject's correction, newer than this turn"
 
 
@@ -293,27 +294,37 @@ def _consolidate_one(
         status=Status.ACTIVE,
         valid_to__isnull=True,
     )
-    # The nearest current facts of the same kind by meaning, similarity computed by the database.
+    # The nearest current facts of the same kind by meaning, similarity computed by the
+    # database: through the HNSW index, then by comparing every vector should the walk come
+    # back with fewer than it asked for (few such facts, or a graph crowded with deleted
+    # rows that left the subject's own unreached: a duplicate would then be stored).
+    distance = "embedding <=> %(vector)s::vector"
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT id, 1 - (embedding <=> %(vector)s::vector), token_index, metadata ->> 'slot',
-                   metadata ->> 'corrected_at'
-            FROM {Memory._meta.db_table}
-            WHERE namespace_id = %(namespace)s AND subject_id = %(subject)s AND kind = %(kind)s
-              AND status = %(active)s AND valid_to IS NULL AND embedding IS NOT NULL
-            ORDER BY embedding <=> %(vector)s::vector LIMIT 5
-            """,  # noqa: S608 (only the table's name is interpolated)
-            {
-                "vector": vector_literal(vector),
-                "namespace": namespace.pk,
-                "subject": subject.pk,
-                "kind": candidate.kind,
-                "active": Status.ACTIVE.value,
-            },
-        )
-        # Iterative index scans (settings.HNSW_SEARCH_OPTIONS) return rows in relaxed order.
-        near = sorted(cursor.fetchall(), key=lambda row: -row[1])
+        for exact in (False, True):
+            order = f"({distance}) + 0" if exact else distance  # "+ 0": no index serves it
+            cursor.execute(
+                f"""
+                SELECT id, 1 - ({distance}), token_index, metadata ->> 'slot',
+                       metadata ->> 'corrected_at'
+                FROM {Memory._meta.db_table}
+                WHERE namespace_id = %(namespace)s AND subject_id = %(subject)s
+                  AND kind = %(kind)s AND status = %(active)s AND valid_to IS NULL
+                  AND embedding IS NOT NULL
+                ORDER BY {order} LIMIT %(limit)s
+                """,  # noqa: S608 (only the table's name and fixed fragments are interpolated)
+                {
+                    "vector": vector_literal(vector),
+                    "namespace": namespace.pk,
+                    "subject": subject.pk,
+                    "kind": candidate.kind,
+                    "active": Status.ACTIVE.value,
+                    "limit": NEAR_FACTS,
+                },
+            )
+            # Iterative index scans (settings.HNSW_SEARCH_OPTIONS) return rows in relaxed order.
+            near = sorted(cursor.fetchall(), key=lambda row: -row[1])
+            if len(near) >= NEAR_FACTS:
+                break
     for memory_id, similarity, token_index, near_slot, corrected_at in near:
         overlap = _token_overlap(tokens, token_index)
         if not (

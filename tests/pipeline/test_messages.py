@@ -447,3 +447,43 @@ def test_a_turns_name_and_time_become_its_speaker_and_when_it_happened(
         acme.url("recall"), {"subject": "u1", "query": "May 2023"}, format="json"
     ).json()
     assert found["results"][0]["memory"]["id"] == str(named.pk)
+
+
+@pytest.mark.django_db
+def test_a_fact_the_index_walk_misses_is_still_found_as_a_duplicate(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    """The nearest current facts come through the HNSW index; a walk that comes back short
+    (here starved: one candidate, no iterative scan, among others' identical facts) is
+    followed by comparing every vector, so the fact said again is still one memory."""
+    from django.db import connection
+
+    from tests.recall.plans import recorded_statements
+
+    for other in range(12):
+        body = {
+            "subject": f"other-{other}",
+            "session": "s1",
+            "messages": turns(("user", "I live in Lyon.")),
+        }
+        assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    body = {"subject": "u1", "session": "s1", "messages": turns(("user", "I live in Lyon."))}
+    assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    with connection.cursor() as cursor:  # until the test's transaction ends
+        cursor.execute("ANALYZE memories_memory")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute("SET LOCAL hnsw.ef_search = 1")
+        cursor.execute("SET LOCAL hnsw.iterative_scan = off")
+    body = {"subject": "u1", "session": "s2", "messages": turns(("user", "I live in Lyon."))}
+    with recorded_statements() as statements:
+        assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    assert texts("u1", kind="semantic") == ["The user lives in Lyon."]
+    searches = [
+        sql
+        for sql, _ in statements
+        if "ORDER BY (embedding <=>" in sql or "ORDER BY embedding <=>" in sql
+    ]
+    # The walk, then (fewer than NEAR_FACTS came back) the exact comparison.
+    assert len(searches) == 2, searches
+    assert "+ 0" in searches[1]
