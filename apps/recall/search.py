@@ -178,9 +178,13 @@ def recall_memories(
     )
     scored = ranking.score(candidates, query=query, corpus=corpus, weights=weights)
     order = scored.order[:k]
+    # Candidate index -> its Memory, built from the candidate statement's row when needed.
+    memories: dict[int, Memory] = {}
     reranked: dict[int, float] = {}
     if config.rerank and len(candidates) and (reranker := rerank.configured()) is not None:
-        reranked = _rerank(reranker, query, candidate_rows, scored.order, config, keys, timings)
+        pool = [int(i) for i in scored.order[: config.rerank_candidates]]
+        memories.update(_served(fetched, split, pool))
+        reranked = _rerank(reranker, query, {i: memories[i] for i in pool}, keys, timings)
         if reranked:
             top = sorted(reranked, key=lambda i: -reranked[i])
             order = np.asarray(top + [i for i in scored.order if i not in reranked])[:k]
@@ -196,7 +200,7 @@ def recall_memories(
     mark = time.perf_counter()
     # The served memories, as the candidate statement read them (no second query). Their
     # vectors and token arrays stayed in the database: only content and fields came out.
-    memories = {i: statements.served_memory(fetched[i][split:]) for i in order}
+    memories.update(_served(fetched, split, [i for i in order if i not in memories]))
     # Keyed by subject_id, which is None for shared memories (found: none).
     subjects: dict[uuid.UUID | None, Subject] = {subject.pk: subject} if subject is not None else {}
     if every_subject:
@@ -298,24 +302,23 @@ def _relevances(
     )
 
 
+def _served(fetched: list[Any], split: int, indexes: list[int]) -> dict[int, Memory]:
+    """The Memories of these candidates, from their rows' SERVED_FIELDS columns."""
+    return {int(i): statements.served_memory(fetched[i][split:]) for i in indexes}
+
+
 def _rerank(
     reranker: rerank.Reranker,
     query: str,
-    rows: list[dict[str, Any]],
-    order: np.ndarray,
-    config: RecallConfig,
+    pool: dict[int, Memory],
     keys: KeyCache,
     timings: dict[str, float],
 ) -> dict[int, float]:
-    """The cross-encoder's score of each of the best `rerank_candidates` (by candidate
-    index); nothing when the endpoint fails (the fused order stands, and timings say so)."""
+    """The cross-encoder's score of each memory of the pool (the best `rerank_candidates`,
+    by candidate index); nothing when the endpoint fails (the fused order stands, and
+    timings say so)."""
     started = time.perf_counter()
-    pool = [int(i) for i in order[: config.rerank_candidates]]
-    memories = Memory.objects.defer(
-        "embedding", "context_embedding", "token_index", "context_index"
-    ).in_bulk([rows[i]["id"] for i in pool])
-    present = [i for i in pool if rows[i]["id"] in memories]
-    texts = [open_memory(keys, memories[rows[i]["id"]]) for i in present]
+    texts = [open_memory(keys, memory) for memory in pool.values()]
     try:
         scores = reranker.scores(query, texts)
     except rerank.RerankError as error:
@@ -324,7 +327,7 @@ def _rerank(
         return {}
     finally:
         timings["rerank"] = _ms(started)
-    return dict(zip(present, scores, strict=True))
+    return dict(zip(pool, scores, strict=True))
 
 
 def _diversify(
