@@ -31,13 +31,6 @@ from apps.recall import ranking
 from memoryhub import row_security
 
 VECTOR_CANDIDATES = 40
-# What the candidate statement reads of each candidate beside its scoring columns: every
-# field but the vectors and token arrays, so that the served ones need no second query.
-SERVED_FIELDS = [
-    f
-    for f in Memory._meta.concrete_fields
-    if f.attname not in {"embedding", "context_embedding", "token_index", "context_index"}
-]
 KEYWORD_CANDIDATES = 100
 # A query term held by more than this share of the searched memories, and by more than
 # COMMON_TERM_MEMORIES of them ("common"), scores candidates but does not select them
@@ -52,6 +45,22 @@ COMMON_TERM_MEMORIES = 100
 KEYWORD_SCAN_DOCUMENTS = 1000
 POPULATION_STATS_SECONDS = 300
 MEMORY_TABLE = Memory._meta.db_table
+# What the candidate statement reads of each candidate beside its scoring columns: every
+# field but the vectors and token arrays, so that the served ones need no second query.
+SERVED_FIELDS = [
+    f
+    for f in Memory._meta.concrete_fields
+    if f.attname not in {"embedding", "context_embedding", "token_index", "context_index"}
+]
+_SERVED_NAMES = [served.attname for served in SERVED_FIELDS]
+_AS_TEXT = {served.attname for served in SERVED_FIELDS if isinstance(served, DateTimeField)}
+# The fields' own conversions from database values (JSON text to objects); the ORM passes
+# an expression as the second argument, which these converters do not read.
+_CONVERTERS = {
+    # django-stubs leaves out Field.get_db_converters, which the ORM's compiler calls.
+    served.attname: served.get_db_converters(connection)  # type: ignore[attr-defined]
+    for served in SERVED_FIELDS
+}
 
 
 @dataclass
@@ -301,17 +310,6 @@ def _served_column(served: Field[Any, Any]) -> str:
     # Timestamps are read as ISO text, parsed only for the served rows: the driver's own
     # conversion took most of the statement's client time for a hundred candidates.
     return f"m.{served.column}::text" if served.attname in _AS_TEXT else f"m.{served.column}"
-
-
-_SERVED_NAMES = [served.attname for served in SERVED_FIELDS]
-_AS_TEXT = {served.attname for served in SERVED_FIELDS if isinstance(served, DateTimeField)}
-# The fields' own conversions from database values (JSON text to objects); the ORM passes
-# an expression as the second argument, which these converters do not read.
-_CONVERTERS = {
-    # django-stubs leaves out Field.get_db_converters, which the ORM's compiler calls.
-    served.attname: served.get_db_converters(connection)  # type: ignore[attr-defined]
-    for served in SERVED_FIELDS
-}
 
 
 @contextmanager
