@@ -19,6 +19,7 @@ namespaces are temporary and deleted at the end. Needs ../shared/data (LoCoMo).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import os
 import pstats
@@ -46,6 +47,7 @@ from apps.evaluation import locomo  # noqa: E402
 from apps.evaluation.services import eval_set_import_locomo  # noqa: E402
 from apps.memories.embeddings import get_provider, resolve_local_model  # noqa: E402
 from apps.memories.models import Memory  # noqa: E402
+from apps.namespaces.models import Namespace  # noqa: E402
 from apps.namespaces.services import namespace_create, namespace_delete  # noqa: E402
 from apps.recall.search import recall_memories  # noqa: E402
 from bench.machine import cpu  # noqa: E402
@@ -143,6 +145,39 @@ def ingest(conversation: locomo.Conversation, profile: bool) -> tuple[float, obj
     return seconds, (namespace, eval_set), profiler
 
 
+def timed_recalls(
+    namespace: Namespace,
+    questions: list[str],
+    profiler: cProfile.Profile | None = None,
+    timer: _StatementTimer | None = None,
+) -> tuple[float, float, float, dict[str, list[float]]]:
+    """Each question embedded alone, then recalled (under `profiler` and `timer` if given),
+    alternated: (query embedding p50, recall p50, recall p95) in ms, and recall's own stage
+    timings."""
+    provider = get_provider()
+    walls, embeds, stages = [], [], {}
+    for question in questions:
+        started = time.perf_counter()
+        provider.embed_query(question)
+        embeds.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        if profiler:
+            profiler.enable()
+        with connection.execute_wrapper(timer) if timer else contextlib.nullcontext():
+            outcome = recall_memories(
+                actor=ACTOR, namespace=namespace, subject_external_id=SUBJECT, query=question
+            )
+        if profiler:
+            profiler.disable()
+        walls.append((time.perf_counter() - started) * 1000)
+        for stage, value in outcome.timings_ms.items():
+            stages.setdefault(stage, []).append(value)
+    walls.sort()
+    embeds.sort()
+    p50, p95 = walls[len(walls) // 2], walls[int(len(walls) * 0.95)]
+    return embeds[len(embeds) // 2], p50, p95, stages
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversation", type=Path, default=DEFAULT_CONVERSATION)
@@ -199,49 +234,19 @@ def main() -> None:
                 actor=ACTOR, namespace=namespace, subject_external_id=SUBJECT, query=question
             )
         # The goal's figures: recall and the query embedding alone, alternated, unprofiled.
-        walls, embeds = [], []
-        for question in questions:
-            started = time.perf_counter()
-            provider.embed_query(question)
-            embeds.append((time.perf_counter() - started) * 1000)
-            started = time.perf_counter()
-            recall_memories(
-                actor=ACTOR, namespace=namespace, subject_external_id=SUBJECT, query=question
-            )
-            walls.append((time.perf_counter() - started) * 1000)
-        walls.sort()
-        embeds.sort()
-        wall50, embed50 = walls[len(walls) // 2], embeds[len(embeds) // 2]
-        wall95 = walls[int(len(walls) * 0.95)]
+        embed50, wall50, wall95, _ = timed_recalls(namespace, questions)
         print(f"\nrecall, {len(questions)} questions, k=10")
         print(f"  query embedding alone p50 {embed50:6.2f} ms")
         print(f"  recall                p50 {wall50:6.2f} ms  p95 {wall95:.2f} ms")
         print(f"  ratio {wall50 / embed50:.2f} (goal <= 2.00)")
 
-        walls, embeds, stages = [], [], {}
         statements: dict[str, list[float]] = {}
         recall_profile = cProfile.Profile()
-        timer = _StatementTimer(statements)
-        for question in questions:
-            started = time.perf_counter()
-            provider.embed_query(question)
-            embeds.append((time.perf_counter() - started) * 1000)
-            started = time.perf_counter()
-            recall_profile.enable()
-            with connection.execute_wrapper(timer):
-                outcome = recall_memories(
-                    actor=ACTOR, namespace=namespace, subject_external_id=SUBJECT, query=question
-                )
-            recall_profile.disable()
-            walls.append((time.perf_counter() - started) * 1000)
-            for stage, value in outcome.timings_ms.items():
-                stages.setdefault(stage, []).append(value)
-        walls.sort()
-        embeds.sort()
-        wall50, embed50 = walls[len(walls) // 2], embeds[len(embeds) // 2]
+        embed50, wall50, wall95, stages = timed_recalls(
+            namespace, questions, recall_profile, _StatementTimer(statements)
+        )
         print("\nrecall profile, the same questions again, each recall under cProfile")
         print(f"  query embedding alone p50 {embed50:6.2f} ms")
-        wall95 = walls[int(len(walls) * 0.95)]
         print(f"  recall                p50 {wall50:6.2f} ms  p95 {wall95:.2f} ms")
         print("  stages (median ms; keyword runs while the query is embedded on another thread)")
         for stage, values in stages.items():
