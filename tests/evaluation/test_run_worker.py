@@ -6,15 +6,19 @@ from __future__ import annotations
 import json
 import signal
 
-import psycopg
 import pytest
-from django.db import connection
 
 from apps.audit.actors import Actor
 from apps.evaluation.models import CaseResult, EvalRun, RunStatus
 from apps.evaluation.services import eval_set_import_jsonl, run_start
 from tests.conftest import Tenant, stop_process
-from tests.pipeline.test_worker import broker, start_worker, wait_for  # noqa: F401
+from tests.pipeline.test_worker import (  # noqa: F401
+    blocker_connection,
+    broker,
+    start_worker,
+    wait_for,
+    waits_on_a_lock,
+)
 
 ACTOR = Actor.system("tests")
 CASES = 40
@@ -29,12 +33,7 @@ def test_a_killed_worker_s_run_is_finished_by_the_next_without_repeats(
     redis_url, queue = broker
     text = "\n".join(json.dumps({"question": f"question number {i}?"}) for i in range(CASES))
     eval_set = eval_set_import_jsonl(actor=ACTOR, namespace=acme.namespace, name="s", text=text)
-    blocker = psycopg.connect(
-        host=connection.settings_dict["HOST"],
-        port=connection.settings_dict["PORT"],
-        user=connection.settings_dict["USER"],
-        dbname=connection.settings_dict["NAME"],
-    )
+    blocker = blocker_connection()
     first = start_worker(redis_url, queue)
     second = None
     try:
@@ -43,15 +42,7 @@ def test_a_killed_worker_s_run_is_finished_by_the_next_without_repeats(
         # Hold the run's row: the worker's next commit of a case waits on it; then kill it.
         blocker.execute("SELECT 1 FROM evaluation_evalrun WHERE id = %s FOR UPDATE", [run.pk])
 
-        def waiting() -> bool:
-            blocker.execute("SELECT pg_stat_clear_snapshot()")
-            row = blocker.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                " AND datname = current_database()"
-            ).fetchone()
-            return bool(row and row[0] > 0)
-
-        wait_for(waiting)
+        wait_for(lambda: waits_on_a_lock(blocker))
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=20)
         blocker.rollback()

@@ -9,9 +9,7 @@ import os
 import signal
 import time
 
-import psycopg
 import pytest
-from django.db import connection
 
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
@@ -24,7 +22,13 @@ from apps.pipeline.models import Job
 from apps.recall.models import RecallLog
 from tests.conftest import Tenant, stop_process
 from tests.governance.conftest import Cast
-from tests.pipeline.test_worker import broker, start_worker, wait_for  # noqa: F401
+from tests.pipeline.test_worker import (  # noqa: F401
+    blocker_connection,
+    broker,
+    start_worker,
+    wait_for,
+    waits_on_a_lock,
+)
 
 ACTOR = Actor.system("tests")
 
@@ -155,12 +159,7 @@ def test_a_killed_worker_s_purge_is_finished_by_the_next_exactly_once(
     stopper = RecallLog.objects.create(
         namespace=acme.namespace, actor_type="t", memory_ids=[old[15].pk]
     )
-    blocker = psycopg.connect(
-        host=connection.settings_dict["HOST"],
-        port=connection.settings_dict["PORT"],
-        user=connection.settings_dict["USER"],
-        dbname=connection.settings_dict["NAME"],
-    )
+    blocker = blocker_connection()
     blocker.execute("SELECT 1 FROM memories_recalllog WHERE id = %s FOR UPDATE", [stopper.pk])
     first = start_worker(redis_url, queue)
     second = None
@@ -172,12 +171,7 @@ def test_a_killed_worker_s_purge_is_finished_by_the_next_exactly_once(
 
         def stopped_in_second_batch() -> bool:
             done = Job.objects.get(pk=job.pk).result["done"]
-            blocker.execute("SELECT pg_stat_clear_snapshot()")
-            row = blocker.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                " AND datname = current_database()"
-            ).fetchone()
-            return done == 10 and bool(row and row[0] > 0)
+            return done == 10 and waits_on_a_lock(blocker)
 
         wait_for(stopped_in_second_batch)
         first.send_signal(signal.SIGKILL)

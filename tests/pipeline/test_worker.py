@@ -101,6 +101,26 @@ def broker(redis_url: str, settings) -> Iterator[tuple[str, str]]:
         app._pool, app.amqp._producer_pool = pools
 
 
+def blocker_connection() -> psycopg.Connection:
+    """A connection of its own to the test database, to hold locks that stop a worker."""
+    return psycopg.connect(
+        host=connection.settings_dict["HOST"],
+        port=connection.settings_dict["PORT"],
+        user=connection.settings_dict["USER"],
+        dbname=connection.settings_dict["NAME"],
+    )
+
+
+def waits_on_a_lock(blocker: psycopg.Connection) -> bool:
+    """Whether some backend of the test database is waiting for a lock (fresh figures)."""
+    blocker.execute("SELECT pg_stat_clear_snapshot()")
+    row = blocker.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+        " AND datname = current_database()"
+    ).fetchone()
+    return bool(row and row[0] > 0)
+
+
 def wait_for(condition, timeout: float = 90.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -118,12 +138,7 @@ def test_a_worker_ingests_and_a_killed_worker_s_task_is_redone_exactly_once(
     redis_url, queue = broker
     # Block inserts into the consolidation log: the worker's task waits at that write, after
     # it has inserted the memories in its still-open transaction.
-    blocker = psycopg.connect(
-        host=connection.settings_dict["HOST"],
-        port=connection.settings_dict["PORT"],
-        user=connection.settings_dict["USER"],
-        dbname=connection.settings_dict["NAME"],
-    )
+    blocker = blocker_connection()
     blocker.execute("LOCK TABLE memories_consolidationlog IN SHARE MODE")
     first = start_worker(redis_url, queue)
     second = None
@@ -136,12 +151,7 @@ def test_a_worker_ingests_and_a_killed_worker_s_task_is_redone_exactly_once(
         def worker_is_blocked() -> bool:
             job = Job.objects.get(pk=job_id)
             assert job.status == "queued", job.error
-            blocker.execute("SELECT pg_stat_clear_snapshot()")  # fresh figures each time
-            rows = blocker.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                " AND datname = current_database()"
-            ).fetchone()
-            return bool(rows and rows[0] > 0)
+            return waits_on_a_lock(blocker)
 
         wait_for(worker_is_blocked)
         first.send_signal(signal.SIGKILL)

@@ -4,11 +4,10 @@ next worker erases it exactly once."""
 
 from __future__ import annotations
 
+import signal
 from datetime import timedelta
 
-import psycopg
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from apps.audit.actors import Actor
@@ -18,7 +17,13 @@ from apps.memories.services import NewMemory, memories_create_bulk
 from apps.privacy.models import ScheduledErasure
 from apps.privacy.tasks import erase_due
 from tests.conftest import Tenant, stop_process
-from tests.pipeline.test_worker import broker, start_worker, wait_for  # noqa: F401
+from tests.pipeline.test_worker import (  # noqa: F401
+    blocker_connection,
+    broker,
+    start_worker,
+    wait_for,
+    waits_on_a_lock,
+)
 
 ACTOR = Actor.system("tests")
 
@@ -48,12 +53,7 @@ def test_a_killed_worker_s_erasure_is_done_by_the_next_exactly_once(
     held = subjects["held"]
     # A lock on one of held's memories stops the worker inside held's erasure, after its
     # data key's DELETE and before its commit.
-    blocker = psycopg.connect(
-        host=connection.settings_dict["HOST"],
-        port=connection.settings_dict["PORT"],
-        user=connection.settings_dict["USER"],
-        dbname=connection.settings_dict["NAME"],
-    )
+    blocker = blocker_connection()
     locked = Memory.objects.filter(subject=held).values_list("pk", flat=True)[0]
     blocker.execute("SELECT 1 FROM memories_memory WHERE id = %s FOR UPDATE", [locked])
     first = start_worker(redis_url, queue)
@@ -61,16 +61,8 @@ def test_a_killed_worker_s_erasure_is_done_by_the_next_exactly_once(
     try:
         erase_due.delay()
 
-        def waiting_on_the_lock() -> bool:
-            blocker.execute("SELECT pg_stat_clear_snapshot()")
-            row = blocker.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                " AND datname = current_database()"
-            ).fetchone()
-            return bool(row and row[0] > 0)
-
-        wait_for(waiting_on_the_lock)
-        first.send_signal(9)  # SIGKILL
+        wait_for(lambda: waits_on_a_lock(blocker))
+        first.send_signal(signal.SIGKILL)
         first.wait(timeout=20)
         blocker.rollback()
         # Held's erasure died with its transaction: subject, key, memories and schedule stay.
