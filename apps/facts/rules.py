@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -2617,8 +2620,39 @@ def _chinese_clause(
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
+# The facts of the texts already read in the unit of work that opened `facts_remembered`,
+# by (text, moment); None outside one.
+_remembered: ContextVar[dict[tuple[str, datetime], list[Fact]] | None] = ContextVar(
+    "facts_remembered", default=None
+)
+
+
+@contextmanager
+def facts_remembered() -> Iterator[None]:
+    """Within this block `facts_of` reads each (text, moment) once: an ingest job's
+    extraction and then its session's offline summary read the same turns. What it
+    remembers is plaintext, so it lives only as long as the block (one job), never in the
+    process."""
+    token = _remembered.set({})
+    try:
+        yield
+    finally:
+        _remembered.reset(token)
+
+
 def facts_of(text: str, now: datetime) -> list[Fact]:
-    """The atomic facts a user turn states, in order."""
+    """The atomic facts a user turn states, in order (a new list each call; the facts are
+    shared within `facts_remembered`, and read, not changed, by their callers)."""
+    remembered = _remembered.get()
+    if remembered is None:
+        return _facts_of(text, now)
+    key = (text, now)
+    if key not in remembered:
+        remembered[key] = _facts_of(text, now)
+    return list(remembered[key])
+
+
+def _facts_of(text: str, now: datetime) -> list[Fact]:
     carry = _Clause()
     facts: list[Fact] = []
     if _CJK.search(text):

@@ -178,10 +178,7 @@ class SentenceTransformerProvider:
         model = self._load()
         if self._batch_encoder:
             return normalise(self._batch_encoder.encode(list(texts), self.batch_size))
-        vectors = model.encode(
-            list(texts), batch_size=self.batch_size, convert_to_tensor=True, show_progress_bar=False
-        )
-        return normalise(vectors.float().cpu().numpy())
+        return normalise(torch_encode(model, list(texts), self.batch_size))
 
     def embed_query(self, text: str) -> np.ndarray:
         """One sentence, on one thread: splitting a single short sequence over both cores
@@ -209,13 +206,35 @@ class SentenceTransformerProvider:
         return self._batch_encoder.runtime if self._batch_encoder else f"torch {self.dtype}"
 
 
-# Sentences of a chat's length (6 to 33 words), to time the batch runtimes at load.
+def torch_encode(model: SentenceTransformer, texts: list[str], batch_size: int) -> np.ndarray:
+    """Sentence embeddings of `texts` in torch, in order; batched by length (`length_batches`)
+    as ONNX Runtime's are: sentence-transformers pads each batch of a call to its longest
+    text, and a session's turns in one batch were a fifth slower in bfloat16 for it (an AMD
+    EPYC with BF16, LoCoMo turns 22 at a time)."""
+    dimensions = cast(int, model.get_embedding_dimension())
+    vectors = np.zeros((len(texts), dimensions), dtype=np.float32)
+    for chunk in length_batches([len(text) for text in texts], batch_size):
+        part = model.encode(
+            [texts[i] for i in chunk],
+            batch_size=batch_size,
+            convert_to_tensor=True,
+            show_progress_bar=False,
+        )
+        vectors[chunk] = part.float().cpu().numpy()
+    return vectors
+
+
+# Chat turns of the lengths a conversation has (6 to 75 words, a median near LoCoMo's 22),
+# to time the batch runtimes at load as they run: a session's turns, batched by length.
 _TIMING_SENTENCE = (
     "I went to the support group yesterday and it was so powerful to hear the stories of"
-    " everyone there, it made me think about my own path and the people who helped me"
+    " everyone there, it made me think about my own path and the people who helped me get"
+    " here, my family and friends who stood by me when things were hard and who never once"
+    " asked me to be anyone else, so now I want to give something back to the people who"
+    " are where I was"
 )
 _TIMING_WORDS = _TIMING_SENTENCE.split(" ")
-_TIMING_TEXTS = [f"Caroline: {' '.join(_TIMING_WORDS[: 6 + (i * 5) % 28])}" for i in range(32)]
+_TIMING_TEXTS = [f"Caroline: {' '.join(_TIMING_WORDS[: 6 + (i * 13) % 70])}" for i in range(32)]
 
 
 def _faster_batches(model: SentenceTransformer, onnx: OnnxEncoder, batch_size: int) -> str:
@@ -226,24 +245,32 @@ def _faster_batches(model: SentenceTransformer, onnx: OnnxEncoder, batch_size: i
     batches ran at 2.2 times sentence-transformers' float32 rate on an AMD EPYC with BF16
     (level with ONNX Runtime's float32 there), at 0.7 times it on an Intel Xeon with
     AVX512-BF16 but no AMX (below ONNX Runtime's float32). So both are timed,
-    on one batch of chat-length sentences each (after one to warm up): about a second."""
+    on the same chat turns each, batched by length as they run (after one call to warm up),
+    alternated, the better of two calls each: one to two seconds.
+
+    (The turns used to be short, 6 to 33 words, in one padded torch batch: bfloat16 won
+    that timing by a sixth on an AMD EPYC with BF16, and then embedded LoCoMo's sessions a
+    sixth slower than ONNX Runtime.)"""
     import torch
 
     texts = _TIMING_TEXTS[:batch_size]
     half = copy.deepcopy(model).to(torch.bfloat16)
 
     def torch_batch() -> None:
-        half.encode(texts, batch_size=batch_size, show_progress_bar=False)
+        torch_encode(half, texts, batch_size)
 
     def onnx_batch() -> None:
         onnx.encode(texts, batch_size)
 
+    runs = (("bfloat16", torch_batch), ("float32", onnx_batch))
     times: dict[str, float] = {}
-    for name, run in (("bfloat16", torch_batch), ("float32", onnx_batch)):
+    for _, run in runs:
         run()
-        started = time.perf_counter()
-        run()
-        times[name] = time.perf_counter() - started
+    for _ in range(2):
+        for name, run in runs:
+            started = time.perf_counter()
+            run()
+            times[name] = min(times.get(name, float("inf")), time.perf_counter() - started)
     logger.info(
         "Embedding batches: torch bfloat16 %.0f ms, onnxruntime float32 %.0f ms (%d sentences)",
         times["bfloat16"] * 1000,

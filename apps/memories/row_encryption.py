@@ -222,14 +222,19 @@ def open_version(
 
 
 def _row_ad(
-    table: str, row_id: object, subject_id: uuid.UUID | None, key_version: int
+    table: str,
+    row_id: object,
+    subject_id: uuid.UUID | None,
+    key_version: int,
+    field: str = "content",
 ) -> crypto.AssociatedData:
-    """Where a row's ciphertext lives: its table, id and subject ("" for shared rows)."""
+    """Where a row's ciphertext lives: its table, id, subject ("" for shared rows) and
+    field."""
     return crypto.AssociatedData(
         table=table,
         row_id=str(row_id),
         subject=str(subject_id or ""),
-        field="content",
+        field=field,
         key_version=key_version,
     )
 
@@ -246,6 +251,36 @@ def seal_row(
     row.key_version = version
     row.content_encrypted = cipher.encrypt(
         raw, content, _row_ad(row._meta.db_table, row.id, subject_id, version)
+    )
+
+
+def seal_field(
+    keys: KeyCache,
+    row: Any,
+    namespace_id: int,
+    subject_id: uuid.UUID | None,
+    field: str,
+    text: str,
+) -> bytes:
+    """The ciphertext of another text of a sealed row (`seal_row` first: the row's
+    key_version is used), bound to the row and to `field`."""
+    raw, _ = keys.key_for(namespace_id, subject_id)
+    return cipher.encrypt(
+        raw, text, _row_ad(row._meta.db_table, row.id, subject_id, row.key_version, field)
+    )
+
+
+def open_field(
+    keys: KeyCache,
+    row: Any,
+    namespace_id: int,
+    subject_id: uuid.UUID | None,
+    field: str,
+    blob: bytes,
+) -> str:
+    raw, _ = keys.key_for(namespace_id, subject_id)
+    return cipher.decrypt(
+        raw, bytes(blob), _row_ad(row._meta.db_table, row.id, subject_id, row.key_version, field)
     )
 
 

@@ -12,8 +12,9 @@ user turns that repeat a system prompt of the same batch.
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -176,11 +177,57 @@ def _with_history(held: _Held) -> str:
     return f"{held.statement.rstrip('.')} (previously: {before})."
 
 
+@dataclass
+class SummaryDigest:
+    """What a session's offline summary is made of, kept with it so that the next turns
+    extend it (`OfflineSummarizer.extend`) instead of the whole session being read again:
+    the current facts by slot (with the values they replaced) in the order they were first
+    said, the user's other sentences (the SAID_KEPT most specific) and the turns' words.
+    Plaintext: stored only encrypted, beside the summary it makes."""
+
+    held: dict[str, _Held] = field(default_factory=dict)
+    order: int = 0
+    said: list[str] = field(default_factory=list)
+    words: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "held": [[key, asdict(item)] for key, item in self.held.items()],
+                "order": self.order,
+                "said": self.said,
+                "words": self.words,
+            },
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> SummaryDigest:
+        data = json.loads(text)
+        return cls(
+            held={key: _Held(**item) for key, item in data["held"]},
+            order=data["order"],
+            said=data["said"],
+            words=data["words"],
+        )
+
+
+# The user's sentences a digest keeps, most specific first: a summary of SUMMARY_WORDS words
+# quotes a few dozen at most.
+SAID_KEPT = 200
+
+
 def digest_facts(turns: list[Turn], now: datetime | None = None) -> list[_Held]:
     """The current facts the user turns state, one per slot (later values replace earlier
     ones, which become history; negations remove them), in the order they were first said."""
-    held: dict[str, _Held] = {}
-    order = 0
+    digest = SummaryDigest()
+    _digest_into(digest, turns, now)
+    return sorted(digest.held.values(), key=lambda h: h.order)
+
+
+def _digest_into(digest: SummaryDigest, turns: list[Turn], now: datetime | None = None) -> None:
+    """Extend the digest's current facts with what these (later) turns state."""
+    held = digest.held
     for turn in extractable_turns(turns):
         moment = now or turn.created_at or datetime.now(UTC)
         for fact in facts_of(turn.content, moment):
@@ -207,9 +254,8 @@ def digest_facts(turns: list[Turn], now: datetime | None = None) -> list[_Held]:
                 history = [*previous.history, _predicate(previous.statement)]
                 held[key] = _Held(fact.statement, fact.importance, previous.order, history)
             elif previous is None:
-                held[key] = _Held(fact.statement, fact.importance, order)
-                order += 1
-    return sorted(held.values(), key=lambda h: h.order)
+                held[key] = _Held(fact.statement, fact.importance, digest.order)
+                digest.order += 1
 
 
 def _sentence_score(sentence: str) -> float:
@@ -221,8 +267,8 @@ def _sentence_score(sentence: str) -> float:
 
 
 def _said(turns: list[Turn]) -> list[str]:
-    """The user's sentences that state no fact (what happened, what they asked for), the
-    most specific first; questions and small talk left out."""
+    """The user's sentences that state no fact (what happened, what they asked for), in
+    the order said; questions and small talk left out."""
     sentences = []
     for turn in extractable_turns(turns):
         moment = turn.created_at or datetime.now(UTC)
@@ -230,7 +276,7 @@ def _said(turns: list[Turn]) -> list[str]:
             part = part.strip()
             if part and _sentence_score(part) >= 0.5 and not facts_of(part, moment):
                 sentences.append(part)
-    return sorted(sentences, key=_sentence_score, reverse=True)
+    return sentences
 
 
 MIN_SUMMARY_WORDS = 30
@@ -264,11 +310,23 @@ class OfflineSummarizer:
         self.words = words
 
     def summarize(self, turns: list[Turn], previous: str = "") -> str:
+        return self.extend(SummaryDigest(), turns)
+
+    def extend(self, digest: SummaryDigest, turns: list[Turn]) -> str:
+        """The summary of the turns the digest was made of and then these: the digest is
+        extended with them (the same summary as `summarize` of all the turns at once, but
+        for the SAID_KEPT bound and system prompts, which are matched within a batch)."""
+        _digest_into(digest, turns)
+        # Python's sort is stable: ties stay in the order said, as in one sort of them all.
+        digest.said = sorted(digest.said + _said(turns), key=_sentence_score, reverse=True)[
+            :SAID_KEPT
+        ]
+        digest.words += sum(map(_words, turns))
         chosen: list[tuple[int, str]] = []
         used = 0
         # A summary is much shorter than what it summarises: at most a quarter of the
         # turns' words (a few facts' worth, however short the session), and self.words.
-        cap = min(self.words, max(MIN_SUMMARY_WORDS, sum(map(_words, turns)) // 4))
+        cap = min(self.words, max(MIN_SUMMARY_WORDS, digest.words // 4))
 
         def take(order: int, text: str) -> None:
             nonlocal used
@@ -277,10 +335,10 @@ class OfflineSummarizer:
                 chosen.append((order, text))
                 used += size
 
-        held = digest_facts(turns)
+        held = sorted(digest.held.values(), key=lambda h: h.order)
         for item in sorted(held, key=lambda h: (-h.importance, h.order)):
             take(item.order, _with_history(item))
-        for number, sentence in enumerate(_said(turns)):
+        for number, sentence in enumerate(digest.said):
             take(len(held) + number, _quoted(sentence))
         texts = [text for _, text in sorted(chosen)]
         return "".join(t if t.endswith(("。", "”")) else t + " " for t in texts).strip()

@@ -20,6 +20,7 @@ from django.utils import timezone
 from apps.audit.actors import Actor
 from apps.audit.models import Outcome
 from apps.audit.services import audit_record
+from apps.facts.rules import facts_remembered
 from apps.memories.models import Subject
 from apps.memories.row_encryption import KeyCache, open_row
 from apps.memories.services import memories_reembed
@@ -94,24 +95,26 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
             if i in rows
         ]
         by_position = {rows[i].position: i for i in ids if i in rows}
-        candidates = extractor.extract(turns)  # may raise: the task retries, then fails the job
-        actor = Actor.system(f"job:{job.id}")
-        outcome = consolidate_and_store(
-            actor=actor,
-            namespace=namespace,
-            subject=subject,
-            session=session,
-            candidates=candidates,
-            tags_by_message=job.payload.get("tags", {}),
-            message_by_position=by_position,
-            keys=keys,
-            job=job,
-            said_at={
-                **{rows[i].position: rows[i].created_at for i in ids if i in rows},
-                **replayed_turn_times(keys=keys, subject=subject, session=session, turns=turns),
-            },
-        )
-        summary = session_summary_update(keys=keys, session=session, summarizer=summarizer)
+        # The extraction and the summary read the same turns: their facts are found once.
+        with facts_remembered():
+            candidates = extractor.extract(turns)  # may raise: the task retries, then fails the job
+            actor = Actor.system(f"job:{job.id}")
+            outcome = consolidate_and_store(
+                actor=actor,
+                namespace=namespace,
+                subject=subject,
+                session=session,
+                candidates=candidates,
+                tags_by_message=job.payload.get("tags", {}),
+                message_by_position=by_position,
+                keys=keys,
+                job=job,
+                said_at={
+                    **{rows[i].position: rows[i].created_at for i in ids if i in rows},
+                    **replayed_turn_times(keys=keys, subject=subject, session=session, turns=turns),
+                },
+            )
+            summary = session_summary_update(keys=keys, session=session, summarizer=summarizer)
         job.status = JobStatus.SUCCEEDED
         job.attempts += 1
         job.result = {

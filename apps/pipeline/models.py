@@ -186,6 +186,11 @@ class SessionSummary(EncryptedContent):
     through_position = models.PositiveIntegerField()
     summarizer = models.CharField(max_length=32)
     created_at = models.DateTimeField(default=timezone.now)
+    # The offline summarizer's digest of the turns through `through_position`, encrypted
+    # like the content (bound to field "digest"), on the newest version only: the next job
+    # extends it with the new turns instead of reading the whole session again. None on
+    # older versions, for other summarizers, and once a turn of the session is deleted.
+    digest_encrypted = models.BinaryField(null=True, blank=True)
 
     class Meta:
         # Moved from the memories app with its rows; the table keeps its name, to which the

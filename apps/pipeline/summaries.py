@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 
-from apps.memories.row_encryption import KeyCache, open_row, seal_row
+from apps.memories.row_encryption import KeyCache, open_field, open_row, seal_field, seal_row
 from apps.pipeline import extraction
 from apps.pipeline.models import (
     Message,
@@ -74,19 +74,40 @@ def _turns(keys: KeyCache, session: Session, rows: Iterable[Message]) -> list[ex
 
 
 WHOLE_SESSION_TURNS = 1000  # a summarizer that reads the whole session reads this many at most
+DIGEST = "digest"  # the field a summary's digest is bound to
 
 
 def _session_summary_whole(
     *, keys: KeyCache, session: Session, latest: SessionSummary | None, summarizer: Any
 ) -> SessionSummary | None:
-    """The next version from the session's turns (its newest WHOLE_SESSION_TURNS), for a
-    summarizer that is not rolling (the offline one: cheap, and a fact's current value needs
-    every turn that changed it)."""
-    rows = list(session.messages.order_by("-position")[:WHOLE_SESSION_TURNS])[::-1]
-    if not rows or (latest is not None and rows[-1].position <= latest.through_position):
-        return latest
-    turns = _turns(keys, session, rows)
-    text = summarizer.summarize(turns)
+    """The next version, for a summarizer that is not rolling (the offline one: cheap, and
+    a fact's current value needs every turn that changed it). From the newest version's
+    digest and the turns since it, when it has one; else from the session's turns (its
+    newest WHOLE_SESSION_TURNS). Either way the new version keeps the digest, and the one
+    before it no longer does.
+
+    A session sent a turn at a time used to be read whole by each job: 450 ms of a 565 ms
+    job by its 300th turn (an AMD EPYC, 2 cores), growing with every turn."""
+    digest = _digest_of(keys, session, latest, summarizer)
+    rows: list[Message] = []
+    if digest is not None and latest is not None:
+        rows = list(
+            session.messages.filter(position__gt=latest.through_position).order_by("position")[
+                : WHOLE_SESSION_TURNS + 1
+            ]
+        )
+        if not rows:
+            return latest
+        if len(rows) > WHOLE_SESSION_TURNS:  # more than a whole session's worth: start over
+            digest = None
+    if digest is None:
+        # Read again, even where the newest turn's position is not past the newest version's:
+        # a deleted turn's position is given to the next one.
+        rows = list(session.messages.order_by("-position")[:WHOLE_SESSION_TURNS])[::-1]
+        if not rows:
+            return latest
+        digest = extraction.SummaryDigest()
+    text = summarizer.extend(digest, _turns(keys, session, rows))
     if not text:
         return latest
     summary = SessionSummary(
@@ -96,5 +117,36 @@ def _session_summary_whole(
         summarizer=summarizer.name,
     )
     seal_row(keys, summary, session.namespace_id, session.subject_id, text)
+    summary.digest_encrypted = seal_field(
+        keys, summary, session.namespace_id, session.subject_id, DIGEST, digest.to_json()
+    )
     summary.save()
+    if latest is not None and latest.digest_encrypted is not None:
+        SessionSummary.objects.filter(pk=latest.pk).update(digest_encrypted=None)
     return summary
+
+
+def _digest_of(
+    keys: KeyCache, session: Session, latest: SessionSummary | None, summarizer: Any
+) -> extraction.SummaryDigest | None:
+    """The newest version's digest, if it has one and this summarizer made it."""
+    if latest is None or latest.digest_encrypted is None or latest.summarizer != summarizer.name:
+        return None
+    return extraction.SummaryDigest.from_json(
+        open_field(
+            keys,
+            latest,
+            session.namespace_id,
+            session.subject_id,
+            DIGEST,
+            latest.digest_encrypted,
+        )
+    )
+
+
+def session_digests_forget(*, sessions: Iterable[Any]) -> int:
+    """Drop the digests of these sessions' summaries (a turn of theirs was deleted: what it
+    said must not live on in the next summary, which is then made from the turns left)."""
+    return SessionSummary.objects.filter(
+        session__in=sessions, digest_encrypted__isnull=False
+    ).update(digest_encrypted=None)

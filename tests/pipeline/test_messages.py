@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent, Outcome
 from apps.memories.models import Memory
 from apps.memories.row_encryption import KeyCache, open_memory, open_row
@@ -487,3 +490,111 @@ def test_a_fact_the_index_walk_misses_is_still_found_as_a_duplicate(
     # The walk, then (fewer than NEAR_FACTS came back) the exact comparison.
     assert len(searches) == 2, searches
     assert "+ 0" in searches[1]
+
+
+@pytest.mark.django_db
+def test_a_job_reads_each_turns_facts_once_and_remembers_nothing_after(
+    acme: Tenant, django_capture_on_commit_callbacks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The extraction and the session's offline summary read the same turns: the rules run
+    once a turn, within the job only (what they remember is plaintext)."""
+    from apps.facts import rules
+
+    said = ["I live in Lyon.", "My sister Ana is a nurse.", "I started learning the cello."]
+    read: list[str] = []
+    facts_of = rules._facts_of
+
+    def counted(text, now):  # type: ignore[no-untyped-def]
+        read.append(text)
+        return facts_of(text, now)
+
+    monkeypatch.setattr(rules, "_facts_of", counted)
+    body = {"subject": "u1", "session": "s1", "messages": turns(*(("user", s) for s in said))}
+    assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    assert "The user lives in Lyon." in texts("u1", kind="semantic")
+    assert Session.objects.get().summaries.exists()  # the summary read the turns too
+    assert [read.count(text) for text in said] == [1, 1, 1]
+    assert rules._remembered.get() is None
+    read.clear()
+    now = datetime.now(UTC)
+    assert rules.facts_of(said[0], now) == rules.facts_of(said[0], now)
+    assert read == [said[0], said[0]]  # outside a job, nothing is remembered
+
+
+SENT_ONE_AT_A_TIME = [
+    "Hi, I'm Mei. I live in Hangzhou and I work as a pastry chef.",
+    "We walked along the river in Lyon for two hours.",
+    "I'm allergic to peanuts.",
+    "I moved to Shanghai last week.",
+    "Actually, I'm not allergic to peanuts, it's shellfish.",
+]
+
+
+def _summary_text(session: Session) -> str:
+    from apps.pipeline.selectors import session_summary_latest
+
+    latest = session_summary_latest(session=session)
+    assert latest is not None
+    return open_row(KeyCache(), latest, session.namespace_id, session.subject_id)
+
+
+@pytest.mark.django_db
+def test_a_session_sent_a_turn_at_a_time_is_summarised_without_reading_it_again(
+    acme: Tenant, django_capture_on_commit_callbacks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each job extends the digest its session's newest summary keeps: every turn's facts
+    are read once over the whole session, and the summary is the whole session's."""
+    from apps.facts import rules
+    from apps.pipeline.extraction import OfflineSummarizer, Turn
+
+    read: list[str] = []
+    facts_of = rules._facts_of
+    monkeypatch.setattr(
+        rules, "_facts_of", lambda text, now: read.append(text) or facts_of(text, now)
+    )
+    for text in SENT_ONE_AT_A_TIME:
+        body = {"subject": "u1", "session": "s1", "messages": turns(("user", text))}
+        assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    assert [read.count(text) for text in SENT_ONE_AT_A_TIME] == [1] * 5
+    session = Session.objects.get()
+    whole = OfflineSummarizer(words=150).summarize(
+        [Turn("user", text, i) for i, text in enumerate(SENT_ONE_AT_A_TIME)]
+    )
+    assert _summary_text(session) == whole
+    assert "shellfish" in whole
+    assert "(previously: lives in Hangzhou)" in whole
+    digests = list(session.summaries.order_by("version").values_list("digest_encrypted", flat=True))
+    assert len(digests) == 5
+    assert digests[:-1] == [None] * 4
+    assert digests[-1] is not None
+    assert b"shellfish" not in bytes(digests[-1])  # encrypted, like the summary
+
+
+@pytest.mark.django_db
+def test_a_forgotten_turn_lives_on_in_no_later_summary(
+    acme: Tenant, django_capture_on_commit_callbacks
+) -> None:
+    """The privacy portal's delete of a turn drops its session's digest: the next summary
+    is made from the turns that are left."""
+    from apps.privacy.services import memories_forget
+
+    for text in ("I live in Hangzhou.", "My sister Ana is a nurse in Porto."):
+        body = {"subject": "u1", "session": "s1", "messages": turns(("user", text))}
+        assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    session = Session.objects.get()
+    assert "Porto" in _summary_text(session)
+    turn = Memory.objects.get(
+        kind="episodic", source__message=str(Message.objects.get(position=1).pk)
+    )
+    assert memories_forget(actor=Actor.system("tests"), subject=session.subject, ids=[turn.pk]) == 1
+    assert not session.summaries.filter(digest_encrypted__isnull=False).exists()
+    body = {
+        "subject": "u1",
+        "session": "s1",
+        "messages": turns(("user", "I'm learning the cello.")),
+    }
+    assert post(acme, body, capture=django_capture_on_commit_callbacks).status_code == 201
+    latest = _summary_text(session)
+    assert "Hangzhou" in latest
+    assert "Porto" not in latest
+    assert "Ana" not in latest

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -478,8 +479,14 @@ class _Encoder:
     def to(self, dtype: object) -> _Encoder:
         return self
 
-    def encode(self, texts: list[str], *args: object, **options: object) -> None:
+    def get_embedding_dimension(self) -> int:
+        return 4
+
+    def encode(self, texts: list[str], *args: object, **options: object) -> Any:
+        import torch
+
         time.sleep(self.seconds)
+        return torch.zeros((len(texts), 4))
 
 
 @pytest.mark.parametrize(
