@@ -1,6 +1,7 @@
 """Conversation ingestion throughput, end to end, with the offline extractor.
 
     .venv/bin/python bench/ingest_bench.py [--turns 2000] [--batch 20] [--subjects 20]
+        [--long-sessions]
 
 Each request is `ingestion.messages_ingest` (validation, PII policy `redact`, encrypted turns,
 the job) followed by its job run in-process as without a broker (extraction, consolidation
@@ -10,7 +11,10 @@ are generated from templates: small talk, self-disclosures (facts, preferences, 
 corrections) and repeats, so consolidation sees duplicates and superseded facts.
 
 Prints turns/s and memories/s against the goal of >= 100 turns/s on 2 cores, and the
-decisions taken. The temporary namespace is deleted at the end, also on failure.
+decisions taken. With `--long-sessions` each subject keeps one session (an app that sends
+its chat a turn at a time: `--batch 1 --subjects 1`), and the median request time of the
+first and the last quarter of the run shows whether a request costs more as its session
+grows. The temporary namespace is deleted at the end, also on failure.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import argparse
 import os
 import random
 import secrets
+import statistics
 import sys
 import time
 from collections import Counter
@@ -91,6 +96,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=20)
     parser.add_argument("--subjects", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--long-sessions", action="store_true", help="one session a subject")
     args = parser.parse_args()
     if min(args.turns, args.batch, args.subjects) < 1:
         parser.error("sizes must be positive")
@@ -109,16 +115,21 @@ def main() -> None:
         done = 0
         started = time.perf_counter()
         request = 0
+        took: list[float] = []
         while done < args.turns:
             size = min(args.batch, args.turns - done)
             subject = f"user-{request % args.subjects}"
+            sent = time.perf_counter()
             job, _ = messages_ingest(
                 actor=ACTOR,
                 namespace=namespace,
                 subject_external_id=subject,
-                session_external_id=f"s-{request // args.subjects}",
+                session_external_id="s-0"
+                if args.long_sessions
+                else f"s-{request // args.subjects}",
                 messages=make_turns(size, rng),
             )
+            took.append((time.perf_counter() - sent) * 1000)
             if job.status != "succeeded":
                 raise SystemExit(f"job {job.id} {job.status}: {job.error}")
             done += size
@@ -132,6 +143,9 @@ def main() -> None:
         print(f"{done} turns in {request} requests, {elapsed:.1f}s: {rate:.0f} turns/s")
         print(f"{memories} memories stored ({memories / elapsed:.0f}/s)")
         print(f"consolidation decisions: {dict(decisions)}")
+        quarter = max(len(took) // 4, 1)
+        first, last = statistics.median(took[:quarter]), statistics.median(took[-quarter:])
+        print(f"a request, median: first quarter {first:.1f} ms, last quarter {last:.1f} ms")
         verdict = "met" if rate >= GOAL_TURNS_PER_S else "NOT met"
         print(f"goal >= {GOAL_TURNS_PER_S:.0f} turns/s: {verdict}")
     finally:
