@@ -50,6 +50,10 @@ DUPLICATE_COSINE = 0.92  # with DUPLICATE_OVERLAP of the tokens: the same fact, 
 DUPLICATE_OVERLAP = 0.6
 SAME_COSINE = 0.985  # this close is the same statement whatever the tokens
 NEAR_FACTS = 5  # the nearest current facts of the same kind that a new one is compared with
+# What the facts a batch reads in full (to end, correct or supersede them) are read without:
+# their vectors and token arrays, parsed for nothing (two vectors a fact, and up to 500
+# facts an ending).
+SEARCH_COLUMNS = ("embedding", "context_embedding", "token_index", "context_index")
 KEPT_CORRECTION = "kept the subject's correction, newer than this turn"
 
 
@@ -442,13 +446,17 @@ def _correct_facts(
     batch = [p for p in pending if not p.ended and not p.review and speaks_of(p.item.content, old)]
     for other in batch:
         other.item.content = substitute(other.item.content, old, new)
-    current = Memory.objects.filter(
-        namespace=namespace,
-        subject=subject,
-        kind=Kind.SEMANTIC,
-        status=Status.ACTIVE,
-        valid_to__isnull=True,
-    ).order_by("created_at")[:500]
+    current = (
+        Memory.objects.filter(
+            namespace=namespace,
+            subject=subject,
+            kind=Kind.SEMANTIC,
+            status=Status.ACTIVE,
+            valid_to__isnull=True,
+        )
+        .defer(*SEARCH_COLUMNS)
+        .order_by("created_at")[:500]
+    )
     index_key = keys.index_key(namespace.pk)
     corrections = []
     for memory in current:
@@ -515,7 +523,7 @@ def _end_facts(
             kind=Kind.SEMANTIC,
             status=Status.ACTIVE,
             valid_to__isnull=True,
-        )
+        ).defer(*SEARCH_COLUMNS)
         slot = slot_hash(keys, namespace.pk, ending.slot) if ending.slot else ""
         group = slot_hash(keys, namespace.pk, ending.group) if ending.group else ""
         if slot:
@@ -586,7 +594,8 @@ def _store_pending(
         if not new.supersedes:
             log(Decision.ADD, "new fact", new.item.id)
             continue
-        for old in Memory.objects.filter(pk__in=new.supersedes, valid_to__isnull=True):
+        superseded = Memory.objects.filter(pk__in=new.supersedes, valid_to__isnull=True)
+        for old in superseded.defer(*SEARCH_COLUMNS):
             _close(actor, namespace, old, now, successor=str(new.item.id))
             log(Decision.SUPERSEDE, "a new value for the same fact", new.item.id, old.id)
 
