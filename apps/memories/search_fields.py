@@ -92,7 +92,7 @@ def refresh_neighbour_context(memories: Iterable[Memory], *, unsaved: bool = Fal
             session_key=session_key,
             position__gte=low,
             position__lte=high,
-        ).only("id", "position", "token_index", "embedding", "context_index", "context_embedding")
+        ).only("id", "position", "token_index", "embedding")  # the context is written, not read
         by_position = {row.position: row for row in stored if row.pk not in pending}
         for memory in pending.values():
             if (memory.namespace_id, memory.subject_id, memory.session_key) == (
