@@ -144,9 +144,17 @@ def _digest_of(
     )
 
 
-def session_digests_forget(*, sessions: Iterable[Any]) -> int:
-    """Drop the digests of these sessions' summaries (a turn of theirs was deleted: what it
-    said must not live on in the next summary, which is then made from the turns left)."""
-    return SessionSummary.objects.filter(
-        session__in=sessions, digest_encrypted__isnull=False
-    ).update(digest_encrypted=None)
+def session_summaries_forget(*, turns: Iterable[Message]) -> int:
+    """Delete the summary versions made from any of these turns (about to be deleted: what
+    they said must live on in no summary, nor in the digest of one). A session's newest
+    version left, if any, is one made before them; the next job summarises the turns left.
+    Returns how many versions were deleted."""
+    first: dict[Any, int] = {}
+    for turn in turns:
+        first[turn.session_id] = min(turn.position, first.get(turn.session_id, turn.position))
+    deleted = 0
+    for session_id, position in first.items():
+        deleted += SessionSummary.objects.filter(
+            session_id=session_id, through_position__gte=position
+        ).delete()[0]
+    return deleted

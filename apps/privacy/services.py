@@ -36,7 +36,7 @@ from apps.memories.services import (
 from apps.namespaces.models import Namespace
 from apps.namespaces.origins import url_allowed
 from apps.pipeline.models import Message
-from apps.pipeline.summaries import session_digests_forget
+from apps.pipeline.summaries import session_summaries_forget
 from apps.privacy.models import Flow, PortalLink, PortalSession, ScheduledErasure
 from memoryhub.exceptions import ApplicationError
 
@@ -313,8 +313,8 @@ def memories_forget(
                 turns.append(uuid.UUID(str(message)))
         counts = memories_purge_batch(namespace=subject.namespace, ids=mine)
         deleted = Message.objects.filter(session__subject=subject, pk__in=turns)
-        # What the turns said must not live on in their sessions' next summaries.
-        session_digests_forget(sessions=set(deleted.values_list("session_id", flat=True)))
+        # Nor in the session summaries made from them.
+        counts["summaries"] = session_summaries_forget(turns=deleted.only("session", "position"))
         counts["turns"], _ = deleted.delete()
         single = len(mine) == 1 and not topic
         audit_record(

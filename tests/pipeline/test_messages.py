@@ -574,8 +574,9 @@ def test_a_session_sent_a_turn_at_a_time_is_summarised_without_reading_it_again(
 def test_a_forgotten_turn_lives_on_in_no_later_summary(
     acme: Tenant, django_capture_on_commit_callbacks
 ) -> None:
-    """The privacy portal's delete of a turn drops its session's digest: the next summary
-    is made from the turns that are left."""
+    """The privacy portal's delete of a turn deletes the summary versions made from it (and
+    so their digests): the session's summary is the one from before it, and the next is
+    made from the turns that are left."""
     from apps.privacy.services import memories_forget
 
     for text in ("I live in Hangzhou.", "My sister Ana is a nurse in Porto."):
@@ -587,7 +588,9 @@ def test_a_forgotten_turn_lives_on_in_no_later_summary(
         kind="episodic", source__message=str(Message.objects.get(position=1).pk)
     )
     assert memories_forget(actor=Actor.system("tests"), subject=session.subject, ids=[turn.pk]) == 1
-    assert not session.summaries.filter(digest_encrypted__isnull=False).exists()
+    assert list(session.summaries.values_list("through_position", flat=True)) == [0]
+    assert _summary_text(session) == "The user lives in Hangzhou."
+    assert AuditEvent.objects.get(action="memory.delete").details["summaries"] == 1
     body = {
         "subject": "u1",
         "session": "s1",
