@@ -44,6 +44,7 @@ at the end, also on failure.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -339,15 +340,29 @@ def run_mem0(
             else:
                 errors.append(line.rstrip())
 
+    def send() -> None:
+        assert process.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # it died: its exit code says why
+            process.stdin.write(json.dumps(spec))
+            process.stdin.close()
+
+    # stderr has one reader (relay), stdout another (here): `communicate` would read stderr
+    # too, and the two readers of one pipe left it blocked on an empty stderr while Mem0's
+    # side waited to write its answer to a full stdout (seen once, after 4 conversations).
     relaying = threading.Thread(target=relay, daemon=True)
+    sending = threading.Thread(target=send, daemon=True)
     relaying.start()
+    sending.start()
     try:
-        output, _ = process.communicate(json.dumps(spec))
+        assert process.stdout is not None
+        output = process.stdout.read()
+        process.wait()
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
     relaying.join(timeout=5)
+    sending.join(timeout=5)
     if process.returncode != 0:
         tail = "\n".join(errors)
         raise SystemExit(f"Mem0's side failed (exit {process.returncode}):\n{tail}")
