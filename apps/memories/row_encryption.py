@@ -247,11 +247,8 @@ def seal_row(
     content: str,
 ) -> None:
     """Encrypt a message or summary row's content under the subject's key, bound to the row."""
-    raw, version = keys.key_for(namespace_id, subject_id)
-    row.key_version = version
-    row.content_encrypted = cipher.encrypt(
-        raw, content, _row_ad(row._meta.db_table, row.id, subject_id, version)
-    )
+    _, row.key_version = keys.key_for(namespace_id, subject_id)
+    row.content_encrypted = seal_field(keys, row, namespace_id, subject_id, "content", content)
 
 
 def seal_field(
@@ -285,9 +282,4 @@ def open_field(
 
 
 def open_row(keys: KeyCache, row: Any, namespace_id: int, subject_id: uuid.UUID | None) -> str:
-    raw, _ = keys.key_for(namespace_id, subject_id)
-    return cipher.decrypt(
-        raw,
-        bytes(row.content_encrypted),
-        _row_ad(row._meta.db_table, row.id, subject_id, row.key_version),
-    )
+    return open_field(keys, row, namespace_id, subject_id, "content", row.content_encrypted)

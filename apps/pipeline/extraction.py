@@ -217,14 +217,6 @@ class SummaryDigest:
 SAID_KEPT = 200
 
 
-def digest_facts(turns: list[Turn], now: datetime | None = None) -> list[_Held]:
-    """The current facts the user turns state, one per slot (later values replace earlier
-    ones, which become history; negations remove them), in the order they were first said."""
-    digest = SummaryDigest()
-    _digest_into(digest, turns, now)
-    return sorted(digest.held.values(), key=lambda h: h.order)
-
-
 def _digest_into(digest: SummaryDigest, turns: list[Turn], now: datetime | None = None) -> None:
     """Extend the digest's current facts with what these (later) turns state."""
     held = digest.held
