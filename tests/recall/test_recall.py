@@ -420,6 +420,7 @@ def test_a_float32_model_runs_on_onnx_runtime_with_the_models_own_vectors() -> N
         "Caroline went to the LGBTQ support group on 7 May 2023 and found it moving.",
         "ok",
         "A much longer sentence, " * 30,  # longer than the model's window: truncated alike
+        "  Café naïve: 東京で会いましょう 🙂\t",
     ]
     onnx = SentenceTransformerProvider(dtype="float32")
     torch = SentenceTransformerProvider(dtype="float32", runtime="torch")
@@ -428,11 +429,38 @@ def test_a_float32_model_runs_on_onnx_runtime_with_the_models_own_vectors() -> N
     reference = torch.embed_documents(sentences)
     assert onnx.query_runtime == onnx.batch_runtime == "onnxruntime float32"
     assert torch.query_runtime == torch.batch_runtime == "torch float32"
-    assert documents.shape == reference.shape == (4, 384)
+    assert documents.shape == reference.shape == (5, 384)
     # Same order, same vectors, whether batched (sorted by length) or one at a time.
     assert (documents * reference).sum(axis=1).min() > 0.9999
     assert (queries * reference).sum(axis=1).min() > 0.9999
+    # Queries took the quick path (the Rust tokenizer, pooled in numpy), not the modules.
+    assert onnx._query_encoder is not None
+    assert onnx._query_encoder.tokenizer is not None
     assert onnx.embed_documents([]).shape == (0, 384)
+
+
+def test_a_model_that_does_not_mean_pool_embeds_queries_through_its_own_modules() -> None:
+    import copy
+
+    from apps.memories.embeddings import _one_text_tokenizer
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    onnx = SentenceTransformerProvider(dtype="float32")
+    onnx.embed_query("warm-up")
+    encoder = onnx._query_encoder
+    assert encoder is not None
+    assert _one_text_tokenizer(encoder.model, encoder.rest) is not None
+    cls_pooled = copy.deepcopy(encoder.rest)
+    cls_pooled[0].pooling_mode = "cls"
+    assert _one_text_tokenizer(encoder.model, cls_pooled) is None
+    assert _one_text_tokenizer(encoder.model, encoder.rest[:1]) is None  # not normalised
+    # Without the quick tokenizer, encode_one is the modules' own vector.
+    quick = encoder.encode_one("What breed is their pet?")
+    encoder.tokenizer = None
+    try:
+        assert float(encoder.encode_one("What breed is their pet?") @ quick) > 0.9999
+    finally:
+        encoder.tokenizer = _one_text_tokenizer(encoder.model, encoder.rest)
 
 
 def test_texts_are_batched_by_length_so_that_batches_are_mostly_text_not_padding() -> None:
