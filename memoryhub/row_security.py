@@ -99,11 +99,22 @@ class NamespaceWall:
             if self.namespace_id != namespace_id:
                 raise RuntimeError("A request's transaction is walled to one namespace.")
             return
+        # One round trip: the role and setting from before (read first: the CTE's row is
+        # made before the outer select sets them), then the namespace and the role, both
+        # local to the transaction (set_config's `true`; 'role' is what SET ROLE sets, with
+        # the same membership check).
         with connections[self.using].cursor() as cursor:
-            cursor.execute(f"SELECT current_user, current_setting('{SETTING}', true)")
-            user, setting = cursor.fetchone()
-            cursor.execute("SELECT set_config(%s, %s, true)", [SETTING, str(namespace_id)])
-            cursor.execute(f"SET LOCAL ROLE {TENANT_ROLE}")
+            cursor.execute(
+                """
+                WITH before AS MATERIALIZED (
+                    SELECT current_user AS role, current_setting(%s, true) AS setting
+                )
+                SELECT role, setting, set_config(%s, %s, true), set_config('role', %s, true)
+                FROM before
+                """,
+                [SETTING, SETTING, str(namespace_id), TENANT_ROLE],
+            )
+            user, setting, _, _ = cursor.fetchone()
         self._before = (user, setting or "")
         self.namespace_id = namespace_id
         connections[self.using].memoryhub_walled = namespace_id  # type: ignore[attr-defined]
