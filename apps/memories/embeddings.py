@@ -299,7 +299,7 @@ def _one_text_tokenizer(model: SentenceTransformer, rest: list[Any]) -> Any:
     if getattr(rest[0], "pooling_mode", None) != "mean":
         return None
     backend = getattr(model.tokenizer, "backend_tokenizer", None)
-    if backend is None:
+    if backend is None or model.max_seq_length is None:
         return None
     from tokenizers import Tokenizer
 
