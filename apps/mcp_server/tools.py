@@ -6,15 +6,16 @@ is the `subject` argument, or the key's default subject (set on the key's page).
 
 from __future__ import annotations
 
+import json
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from apps.accounts.models import ApiKey
 from apps.mcp_server.bridge import ApiAnswer, api_call, api_path
@@ -29,7 +30,61 @@ class Caller:
 # Set by the /mcp/ view for the one request it serves; tools read it.
 current_caller: ContextVar[Caller] = ContextVar("memoryhub_mcp_caller")
 
-server: MCPServer = MCPServer(
+# What an argument that fails its schema is told, in the REST API's words (pydantic's own
+# messages quote the caller's input back, at length).
+ARGUMENT_ERRORS = {
+    "missing": "This field is required.",
+    "string_too_short": "Ensure this field has at least {min_length} characters.",
+    "string_too_long": "Ensure this field has no more than {max_length} characters.",
+    "greater_than_equal": "Ensure this value is greater than or equal to {ge}.",
+    "less_than_equal": "Ensure this value is less than or equal to {le}.",
+    "literal_error": "Not a valid choice: expected {expected}.",
+    "int_parsing": "A valid integer is required.",
+    "int_type": "A valid integer is required.",
+    "string_type": "Not a valid string.",
+    "list_type": "Expected a list of items.",
+}
+
+
+def invalid_arguments(error: ValidationError) -> dict[str, list[str]]:
+    """Each failing argument's name, with what is wrong with it: never the value sent."""
+    details: dict[str, list[str]] = {}
+    for problem in error.errors(include_input=False, include_url=False):
+        name = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        template = ARGUMENT_ERRORS.get(problem["type"])
+        try:
+            text = template.format(**problem.get("ctx", {})) if template else problem["msg"]
+        except (KeyError, IndexError):
+            text = problem["msg"]
+        details.setdefault(name, []).append(text)
+    return details
+
+
+def tool_error(code: str, message: str, details: dict[str, Any] | None = None) -> ToolError:
+    """A tool error in the API's error shape, as one line of text."""
+    suffix = f" Details: {json.dumps(details, ensure_ascii=False)}" if details else ""
+    return ToolError(f"{code}: {message}{suffix}")
+
+
+class MemoryHubServer(MCPServer):
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        """The SDK's call, with arguments that fail their schema answered as the API would
+        answer a field that fails validation."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as refused:
+            if isinstance(refused.__cause__, ValidationError):
+                raise tool_error(
+                    "validation_error",
+                    "The arguments are not valid.",
+                    invalid_arguments(refused.__cause__),
+                ) from None
+            raise
+
+
+server: MCPServer = MemoryHubServer(
     name="MemoryHub",
     instructions=(
         "Long-term memory about the people you talk with, stored encrypted by MemoryHub. "
@@ -72,9 +127,11 @@ def _answer(answer: ApiAnswer) -> Any:
     if answer.ok:
         return answer.body
     error = answer.error
-    details = error.get("details") or {}
-    suffix = f" Details: {details}" if details else ""
-    raise ToolError(f"{error.get('code')} (HTTP {answer.status}): {error.get('message')}{suffix}")
+    raise tool_error(
+        f"{error.get('code')} (HTTP {answer.status})",
+        str(error.get("message")),
+        error.get("details") or None,
+    )
 
 
 def _call(method: str, namespace: str | None, *parts: str, **kwargs: Any) -> Any:

@@ -5,6 +5,7 @@ checked here first, then again by each REST call a tool makes."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import MutableMapping
 from typing import Any
@@ -23,6 +24,8 @@ from memoryhub.api.errors import error_body
 
 # The transport reads this much of a request body at most (the SDK's own limit is larger).
 MAX_BODY_BYTES = 1_000_000
+# JSON-RPC 2.0's code for a message that is not a valid request.
+INVALID_REQUEST = -32600
 
 
 @csrf_exempt
@@ -39,8 +42,21 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         return _unauthorized(str(refused.detail))
     if found is None:
         return _unauthorized("Send 'Authorization: Bearer <key>'.")
+    if request.method != "POST":
+        # Stateless and JSON-answering: no event stream to open (GET), no session to end.
+        return JsonResponse(
+            error_body(
+                "method_not_allowed",
+                f'Method "{request.method}" not allowed: send each JSON-RPC message with POST.',
+            ),
+            status=405,
+            headers={"Allow": "POST"},
+        )
     if len(request.body) > MAX_BODY_BYTES:
         return JsonResponse(error_body("body_too_large", "The request is too large."), status=413)
+    refusal = jsonrpc_refusal(request.body)
+    if refusal is not None:
+        return JsonResponse(refusal, status=400)
     token = current_caller.set(Caller(request=request, api_key=found[0]))
     try:
         status, headers, body = async_to_sync(_serve)(_scope(request), request.body)
@@ -51,6 +67,28 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         if name.lower() not in {"content-length", "connection", "transfer-encoding"}:
             response[name] = value
     return response
+
+
+def jsonrpc_refusal(body: bytes) -> dict[str, Any] | None:
+    """A JSON-RPC error for what the transport would otherwise take quietly: a batch (an
+    array of messages), or a request whose id is not a string or an integer (MCP's rule),
+    which it would treat as a notification and answer with an empty 202. None otherwise
+    (malformed JSON included: the transport answers that itself)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(message, list):
+        problem = "Batch requests are not supported: send one JSON-RPC message a request."
+    elif isinstance(message, dict) and "id" in message and not _is_request_id(message["id"]):
+        problem = "The request's id must be a string or an integer."
+    else:
+        return None
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": problem}}
+
+
+def _is_request_id(value: object) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _unauthorized(message: str) -> JsonResponse:

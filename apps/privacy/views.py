@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -164,6 +165,9 @@ def enter(request: HttpRequest, token: str) -> HttpResponse:
         add_never_cache_headers(response)
         response["Referrer-Policy"] = "no-referrer"
         return response
+    # A new portal session gets a new CSRF token, as a login does: a token planted in this
+    # browser before the link was opened no longer passes.
+    rotate_token(request)
     target = reverse(FLOW_PAGES[Flow(session.link.flow)], kwargs={"subject_id": session.subject_id})
     response = HttpResponseRedirect(target, status=303)
     framed = bool(session.namespace.portal_frame_origins) and settings.SESSION_COOKIE_SECURE

@@ -62,3 +62,20 @@ urlpatterns = [
 
 handler404 = "memoryhub.views.page_not_found"
 handler500 = "memoryhub.views.server_error"
+
+
+# The data key a failing view held, for the test to look for in the debug page.
+LEAKY_DATA_KEY = bytes(range(32))
+
+
+def leaky_page(request: HttpRequest) -> HttpResponse:
+    """Fails with the keyring, a data key and secrets in its local variables and message."""
+    from django.conf import settings
+
+    keyring = settings.MEMORYHUB_KEYRING
+    data_key = LEAKY_DATA_KEY
+    kek_text = settings.MEMORYHUB_KEK
+    raise RuntimeError(f"could not unwrap with {kek_text} ({len(keyring)}, {len(data_key)})")
+
+
+urlpatterns.insert(0, path("leaky-page/", leaky_page))

@@ -254,3 +254,85 @@ def test_memoryhub_mcp_says_so_when_the_key_is_refused(live_server: Any) -> None
     reply = json.loads(out.getvalue())
     assert reply["id"] == 7
     assert "401" in reply["error"]["message"]
+
+
+def test_argument_errors_name_the_argument_and_never_echo_it(
+    acme: Tenant, live_server: Any
+) -> None:
+    marker = "ECHO-" + "m" * 32_010  # longer than add_memory takes
+
+    async def work(client: Client) -> dict[str, Any]:
+        return {
+            "too long": await client.call_tool("add_memory", {"content": marker, "subject": "mei"}),
+            "bad kind": await client.call_tool(
+                "add_memory", {"content": "x", "subject": "mei", "kind": "ECHO-gossip"}
+            ),
+            "k too big": await client.call_tool(
+                "search_memories", {"query": "x", "subject": "mei", "k": 1000}
+            ),
+            "missing": await client.call_tool("search_memories", {"subject": "mei"}),
+        }
+
+    out = session(live_server, acme.raw_key, work)
+    texts = {name: error_text(result) for name, result in out.items()}
+    for name, text in texts.items():
+        assert text.startswith("validation_error: The arguments are not valid."), name
+        for echoed in ("ECHO-", "input_value", "http"):
+            assert echoed not in text, name
+        assert len(text) < 300, name
+    assert (
+        '"content": ["Ensure this field has no more than 32000 characters."]' in texts["too long"]
+    )
+    assert '"kind": ["Not a valid choice: expected' in texts["bad kind"]
+    assert '"k": ["Ensure this value is less than or equal to 100."]' in texts["k too big"]
+    assert '"query": ["This field is required."]' in texts["missing"]
+    assert not Memory.objects.exists()
+
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+def test_get_is_405_with_allow(acme: Tenant, live_server: Any) -> None:
+    response = httpx.get(
+        f"{live_server.url}/mcp/",
+        headers={**MCP_HEADERS, "Authorization": f"Bearer {acme.raw_key}"},
+    )
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "POST"
+    assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize(
+    ("message", "says"),
+    [
+        (
+            [{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}],
+            "Batch requests are not supported",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list", "params": {}},
+            "id must be a string or an integer",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": [1], "method": "tools/list", "params": {}},
+            "id must be a string or an integer",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": None, "method": "tools/list", "params": {}},
+            "id must be a string or an integer",
+        ),
+    ],
+    ids=["batch", "object id", "array id", "null id"],
+)
+def test_a_batch_or_a_non_scalar_id_is_refused_clearly(
+    acme: Tenant, live_server: Any, message: Any, says: str
+) -> None:
+    response = httpx.post(
+        f"{live_server.url}/mcp/",
+        json=message,
+        headers={**MCP_HEADERS, "Authorization": f"Bearer {acme.raw_key}"},
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32600
+    assert says in error["message"]

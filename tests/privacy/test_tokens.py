@@ -8,6 +8,7 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+from django.core.checks import run_checks
 from django.test import Client
 from django.urls import URLPattern, get_resolver, reverse
 from django.utils import timezone
@@ -17,6 +18,7 @@ from apps.memories.models import Memory, Subject
 from apps.privacy import urls as portal_urls
 from apps.privacy.models import PortalLink, PortalSession
 from apps.privacy.views import COOKIE
+from tests.conftest import run_python
 from tests.privacy.conftest import link_for, open_portal
 
 pytestmark = pytest.mark.django_db
@@ -257,3 +259,47 @@ def test_a_token_never_reaches_the_logs(acme, story, caplog, settings) -> None:
     assert token not in caplog.text
     assert "not-a-real-token-at-all" not in caplog.text
     assert PortalLink.objects.get().used_at is None
+
+
+def test_opening_a_link_rotates_a_csrf_token_planted_before_it(acme, story, settings) -> None:
+    """A token planted in the browser before the link is opened (a shared computer, a
+    cookie set from a sibling domain) no longer passes once the portal session starts."""
+    planted = "P" * 32
+    browser = Client(enforce_csrf_checks=True)
+    browser.cookies[settings.CSRF_COOKIE_NAME] = planted
+    entered = browser.get(link_for(acme, "u1")["url"])
+    rotated = entered.cookies[settings.CSRF_COOKIE_NAME].value
+    assert rotated
+    assert rotated != planted
+    page = f"/portal/{Subject.objects.get(external_id='u1').pk}/memories/"
+    search = {"q": "tea"}
+    refused = browser.post(page, {**search, "csrfmiddlewaretoken": planted})
+    assert refused.status_code == 403
+    accepted = browser.post(page, {**search, "csrfmiddlewaretoken": rotated})
+    assert accepted.status_code == 200
+
+
+def test_deploy_checks_fail_when_the_portal_cookie_would_not_be_secure() -> None:
+    """`manage.py check --deploy` with production settings but SESSION_COOKIE_SECURE off."""
+    production = {
+        "DEBUG": "0",
+        "SECRET_KEY": "s" * 60,
+        "MEMORYHUB_KEK": "1:" + "A" * 43 + "=",
+        "SESSION_COOKIE_SECURE": "0",
+    }
+    result = run_python(
+        "from django.core.management import execute_from_command_line\n"
+        "execute_from_command_line(['manage.py', 'check', '--deploy'])",
+        env=production,
+    )
+    assert result.returncode != 0
+    assert "privacy.E001" in result.stderr
+
+
+def test_deploy_checks_pass_the_portal_cookie_when_it_is_secure(settings) -> None:
+    settings.SESSION_COOKIE_SECURE = True
+    found = {message.id for message in run_checks(include_deployment_checks=True)}
+    assert "privacy.E001" not in found
+    settings.SESSION_COOKIE_SECURE = False
+    found = {message.id for message in run_checks(include_deployment_checks=True)}
+    assert "privacy.E001" in found
