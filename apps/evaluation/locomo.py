@@ -11,6 +11,8 @@ from pathlib import Path
 
 ANSWERABLE_CATEGORIES = {1, 2, 3, 4}
 ADVERSARIAL = 5  # questions about things never said: unanswerable (they measure abstention)
+# A question's language case is kept to this many characters (EvalCase.language).
+LANGUAGE_LIMIT = 16
 # The categories' names, as the LoCoMo paper has them (an eval case's category).
 CATEGORY_NAMES = {
     1: "multi-hop",
@@ -44,6 +46,9 @@ class Question:
     question: str
     evidence: tuple[str, ...]
     category: int
+    # The question's language case where a set names it (`lang`: the bilingual sets' zh,
+    # en->zh, zh->en, mixed, en); LoCoMo's own files name none.
+    language: str = ""
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,7 @@ def parse_conversation(data: object, *, name: str) -> Conversation:
                 if part.strip()
             ),
             category=category,
+            language=str(item.get("lang") or "")[:LANGUAGE_LIMIT],
         )
         if category == ADVERSARIAL:
             adversarial.append(question)

@@ -62,6 +62,8 @@ class EvalCase(EncryptedContent):
     position = models.PositiveIntegerField()
     expected = ArrayField(models.UUIDField(), default=list, blank=True)
     category = models.CharField(max_length=40, blank=True)
+    # The question's language case, where its set names one (recall_eval's table by language).
+    language = models.CharField(max_length=16, blank=True)
     # Where a case came from: the recall (log row) it was made from, if any.
     recall_id = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

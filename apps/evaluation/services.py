@@ -47,6 +47,7 @@ class CaseDraft:
     expected: list[uuid.UUID] = field(default_factory=list)
     category: str = ""
     recall_id: uuid.UUID | None = None
+    language: str = ""
 
 
 # --- eval sets ---------------------------------------------------------------------------
@@ -90,6 +91,7 @@ def _cases_add(eval_set: EvalSet, drafts: Sequence[CaseDraft], keys: KeyCache) -
             position=start + offset,
             expected=list(dict.fromkeys(draft.expected)),
             category=draft.category[:CATEGORY_LIMIT],
+            language=draft.language,
             recall_id=draft.recall_id,
         )
         seal_row(
@@ -304,6 +306,7 @@ def eval_set_import_locomo(
                     subject,
                     expected,
                     locomo.CATEGORY_NAMES.get(question.category, str(question.category)),
+                    language=question.language,
                 )
             )
     if adversarial:

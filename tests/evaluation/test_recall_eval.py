@@ -71,6 +71,7 @@ def test_it_reads_turns_questions_dates_and_captions(locomo_file: Path) -> None:
     assert conversation.turns[3].position == 0
     assert conversation.turns[3].occurred_at.isoformat() == "2023-06-02T10:01:00+00:00"
     assert [q.category for q in conversation.questions] == [4, 1]
+    assert [q.language for q in conversation.questions] == ["", ""]  # LoCoMo names none
 
 
 def test_unreadable_session_dates_are_none() -> None:
@@ -93,6 +94,27 @@ def test_it_reports_every_metric_and_cleans_up(chatty_locomo_file: Path) -> None
     assert summary["recall@5"] == 1.0
     assert summary["ingest_per_s"] > 0
     assert Namespace.objects.count() == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_tables_the_questions_by_their_language(tmp_path: Path) -> None:
+    """A set whose questions name their language case (the bilingual sets' `lang`) gets a
+    row of figures for each case."""
+    conversation = json.loads(json.dumps(CONVERSATION))
+    conversation["qa"][0]["lang"] = "en"
+    conversation["qa"][1]["lang"] = "en->zh"
+    conversation["session_2"][0]["text"] = "我开始为奥斯陆的马拉松训练了。"
+    path = tmp_path / "languages.json"
+    path.write_text(json.dumps(conversation))
+    out = io.StringIO()
+    call_command("recall_eval", str(path), "--k", "1", "5", "--json", stdout=out)
+    lines = out.getvalue().strip().splitlines()
+    table = json.loads(lines[-1])["languages"]
+    assert set(table) == {"en", "en->zh"}
+    assert table["en"]["questions"] == table["en->zh"]["questions"] == 1
+    assert set(table["en"]) == {"questions", "recall@1", "recall@5", "hit@1", "hit@5", "mrr"}
+    assert table["en"]["recall@5"] == 1.0  # five turns: every one is in the top five
+    assert any(line.startswith("language en->zh: 1 questions, recall@1 ") for line in lines)
 
 
 @pytest.mark.django_db(transaction=True)

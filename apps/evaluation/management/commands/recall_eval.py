@@ -36,6 +36,8 @@ from apps.tokens.tokenizers import prompt_line_tokens
 
 ACTOR = Actor.system("manage.py recall_eval")
 SUBJECT = "locomo-subject"
+# A scored case as `runs.summarize` takes it: scores, category, latency, tokens, ranked.
+Row = tuple[dict[str, float], str, float, int, list[Any]]
 
 
 class Command(BaseCommand):
@@ -76,8 +78,9 @@ class Command(BaseCommand):
         get_provider().embed_query("warm-up")
         get_provider().embed_documents(["warm-up"])
         prompt_line_tokens("warm-up")
-        rows: list[tuple[dict[str, float], str, float, int, list[Any]]] = []
-        abstained: list[tuple[dict[str, float], str, float, int, list[Any]]] = []
+        rows: list[Row] = []
+        languages: list[str] = []  # each row's question's language case ("" unnamed)
+        abstained: list[Row] = []
         ingest_seconds, ingested = 0.0, 0
         created: list[Namespace] = []
         try:
@@ -102,8 +105,9 @@ class Command(BaseCommand):
                 ingest_seconds += seconds
                 ingested += len(conversation.turns)
                 run = _run(eval_set, config)
-                mine = _rows(run)
+                mine, their_languages = _rows(run)
                 rows.extend(mine)
+                languages.extend(their_languages)
                 if abstaining is not None:  # the same answers, at the threshold
                     abstained.extend(at_threshold(run, options["min_relevance"]))
                 answered = [s for s, *_ in mine if "recall@10" in s]
@@ -155,8 +159,17 @@ class Command(BaseCommand):
                 f"category {category}: {values['cases']} questions, "
                 f"recall@5 {values['recall@5']:.3f}, recall@10 {values['recall@10']:.3f}"
             )
+        by_language = _by_language(rows, languages, options["k"])
+        for language, values in by_language.items():
+            ranks = ", ".join(f"{name} {values[name]:.3f}" for name in values if "@" in name)
+            self.stdout.write(
+                f"language {language}: {values['questions']} questions, {ranks}, "
+                f"mrr {values['mrr']:.3f}"
+            )
         for key, value in summary.items():
             self.stdout.write(f"{key:>20}  {value}")
+        if by_language:
+            summary["languages"] = by_language
         if options["json"]:
             self.stdout.write(json.dumps(summary, sort_keys=True))
 
@@ -192,9 +205,33 @@ def _run(eval_set: Any, config: recall_config.RecallConfig) -> EvalRun:
     return run_work(run_id=str(run.pk))
 
 
-def _rows(run: EvalRun) -> list[tuple[dict[str, float], str, float, int, list[Any]]]:
-    return [
-        (r.scores, r.case.category, r.latency_ms, r.tokens, r.ranked)
+def _rows(run: EvalRun) -> tuple[list[Row], list[str]]:
+    """The run's scored cases as `summarize` takes them, and each one's language case."""
+    results = [
+        r
         for r in CaseResult.objects.filter(run=run).select_related("case")
         if SKIPPED not in r.scores
     ]
+    rows = [(r.scores, r.case.category, r.latency_ms, r.tokens, r.ranked) for r in results]
+    return rows, [r.case.language for r in results]
+
+
+def _by_language(rows: list[Row], languages: list[str], ks: list[int]) -> dict[str, Any]:
+    """recall@k, hit@k and MRR of the answerable questions of each language case, for sets
+    whose questions name one (none: an empty table)."""
+    groups: dict[str, list[Row]] = {}
+    for row, language in zip(rows, languages, strict=True):
+        if language:
+            groups.setdefault(language, []).append(row)
+    table: dict[str, Any] = {}
+    for language in sorted(groups):
+        figures = summarize(groups[language])
+        if not figures["answerable"]:
+            continue
+        table[language] = {
+            "questions": figures["answerable"],
+            **{f"recall@{k}": figures.get(f"recall@{k}", 0.0) for k in ks},
+            **{f"hit@{k}": figures.get(f"hit@{k}", 0.0) for k in ks},
+            "mrr": figures.get("mrr", 0.0),
+        }
+    return table
