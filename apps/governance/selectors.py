@@ -21,6 +21,7 @@ from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_row, open_version
 from apps.namespaces import pii
 from apps.namespaces.models import Namespace
+from apps.pipeline.consolidation import says_no_more
 from apps.pipeline.models import ConsolidationLog, Job, Message, Session, SessionSummary
 from apps.recall.models import RecallFeedback, RecallLog
 
@@ -279,6 +280,8 @@ def _provenance(story: MemoryStory, namespace: Namespace, keys: KeyCache) -> Non
 
 REVIEW_SECTION_LIMIT = 50
 DUPLICATE_SIMILARITY = 0.92
+# The nearest memories each recent one is compared with (the nearest may differ in a value).
+DUPLICATE_CANDIDATES = 3
 RECENT_SUPERSEDE_DAYS = 7
 
 
@@ -347,32 +350,39 @@ def duplicate_pairs(
     scan: int = 200,
     neighbours: int = 2000,
 ) -> list[tuple[str, str, float]]:
-    """Near-duplicate pairs among the newest `scan` current semantic memories: each with its
-    nearest current memory of the same subject (among that subject's newest `neighbours`,
-    compared exactly: the work stays bounded for a subject with many memories), when at
-    least DUPLICATE_SIMILARITY alike. The newer of a pair comes first; each pair once."""
+    """Near-duplicate pairs among the newest `scan` current semantic memories: each with the
+    nearest current memories of the same subject (among that subject's newest `neighbours`,
+    compared exactly: the work stays bounded for a subject with many memories) at least
+    DUPLICATE_SIMILARITY alike that state the same fact (`says_no_more`, one way or the
+    other, within the same slot): never two facts with different values, however alike
+    their vectors (an English-only model puts every Chinese sentence close to every other).
+    The newer of a pair comes first; each pair once."""
     table = Memory._meta.db_table
     sql = f"""
         WITH recent AS (
-            SELECT id, subject_id, embedding, created_at FROM {table}
+            SELECT id, subject_id, embedding, token_index, metadata ->> 'slot' AS slot,
+                   created_at
+            FROM {table}
             WHERE namespace_id = %(ns)s AND status = 'active' AND valid_to IS NULL
               AND kind = %(kind)s AND embedding IS NOT NULL AND subject_id IS NOT NULL
               AND NOT metadata ? 'reviewed_at'
             ORDER BY created_at DESC LIMIT %(scan)s
         )
-        SELECT r.id, n.id, 1 - n.distance FROM recent r
+        SELECT r.id, n.id, 1 - n.distance, r.token_index, r.slot, n.token_index, n.slot
+        FROM recent r
         CROSS JOIN LATERAL (
-            SELECT s.id, s.embedding <=> r.embedding AS distance FROM (
-                SELECT m.id, m.embedding FROM {table} m
+            SELECT s.id, s.embedding <=> r.embedding AS distance, s.token_index, s.slot FROM (
+                SELECT m.id, m.embedding, m.token_index, m.metadata ->> 'slot' AS slot
+                FROM {table} m
                 WHERE m.namespace_id = %(ns)s AND m.subject_id = r.subject_id AND m.id <> r.id
                   AND m.status = 'active' AND m.valid_to IS NULL AND m.kind = %(kind)s
                   AND m.embedding IS NOT NULL
                 ORDER BY m.created_at DESC LIMIT %(neighbours)s
             ) s
-            ORDER BY 2 LIMIT 1
+            ORDER BY 2 LIMIT %(nearest)s
         ) n
         WHERE 1 - n.distance >= %(similarity)s
-        ORDER BY r.created_at DESC
+        ORDER BY r.created_at DESC, n.distance
     """  # noqa: S608
     with connection.cursor() as cursor:
         cursor.execute(
@@ -382,17 +392,26 @@ def duplicate_pairs(
                 "kind": Kind.SEMANTIC.value,
                 "scan": scan,
                 "neighbours": neighbours,
+                "nearest": DUPLICATE_CANDIDATES,
                 "similarity": DUPLICATE_SIMILARITY,
             },
         )
         found = cursor.fetchall()
     pairs: list[tuple[str, str, float]] = []
     seen: set[frozenset[str]] = set()
-    for a, b, similarity in found:
+    paired: set[str] = set()  # recent memories given their nearest same fact already
+    for a, b, similarity, a_tokens, a_slot, b_tokens, b_slot in found:
         key = frozenset((str(a), str(b)))
-        if key in seen:
+        if str(a) in paired or key in seen or (a_slot or "") != (b_slot or ""):
+            continue
+        slot = a_slot or ""
+        if not (
+            says_no_more(a_tokens or [], b_tokens or [], slot=slot)
+            or says_no_more(b_tokens or [], a_tokens or [], slot=slot)
+        ):
             continue
         seen.add(key)
+        paired.add(str(a))
         pairs.append((str(a), str(b), round(float(similarity), 3)))
         if len(pairs) >= limit:
             break

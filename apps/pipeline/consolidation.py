@@ -9,7 +9,7 @@ import hashlib
 import hmac
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -101,6 +101,15 @@ def slot_hash(keys: KeyCache, namespace_id: int, slot: str) -> str:
     """A keyed hash of a fact's slot ("favourite colour"): comparable, not readable."""
     key = keys.index_key(namespace_id)
     return hmac.new(key, f"slot:{slot}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def says_no_more(tokens: Collection[int], than: Collection[int], *, slot: str) -> bool:
+    """Whether a fact of `tokens` says nothing that a fact of `than` does not, so the two are
+    one fact: within a slot only the same words are ("用户喜欢香菜" is not "用户不喜欢吃香菜",
+    "住在深圳" not "住在上海"); elsewhere, saying less is saying it again. Two facts that each
+    hold a word the other lacks differ in some value, however alike their vectors."""
+    mine, theirs = set(tokens), set(than)
+    return mine == theirs or (not slot and mine <= theirs)
 
 
 def _token_overlap(a: list[int], b: list[int]) -> float:
@@ -338,9 +347,7 @@ def _consolidate_one(
             continue
         if (slot or near_slot) and slot != (near_slot or ""):
             continue  # about different things ("home city" vs "work city"), however alike
-        # Within a slot only the same words are the same fact ("用户喜欢香菜" is not a
-        # near-duplicate of "用户不喜欢吃香菜"); elsewhere, saying less is saying it again.
-        if set(tokens) == set(token_index) or (not slot and set(tokens) <= set(token_index)):
+        if says_no_more(tokens, token_index, slot=slot):
             log(Decision.NOOP, "near-duplicate of a current fact", memory_id, memory_id, similarity)
             return
         if _corrected_since(corrected_at, when):

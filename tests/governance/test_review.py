@@ -3,10 +3,16 @@ htmx actions answer with the item's done state."""
 
 from __future__ import annotations
 
+from functools import partial
+
+import numpy as np
+
 from apps.audit.actors import Actor
 from apps.governance.selectors import review_queue
+from apps.memories.embeddings import set_provider
 from apps.memories.models import Memory
 from apps.memories.services import memory_create
+from tests.embedder import DeterministicEmbedder
 from tests.governance.conftest import Cast
 
 ACTOR = Actor.system("tests")
@@ -72,3 +78,29 @@ def test_it_shows_a_viewer_the_queue_without_actions(cast: Cast) -> None:
     html = cast.client("vera").get("/n/acme/review/").content.decode()
     assert "might be allergic to cats" in html
     assert 'data-key="a"' not in html
+
+
+class EnglishOnlyEmbedder(DeterministicEmbedder):
+    """As an English-only model does: every Chinese sentence lands on one point."""
+
+    def _vector(self, text: str) -> np.ndarray:
+        if any("\u4e00" <= char <= "\u9fff" for char in text):
+            return super()._vector("chinese")
+        return super()._vector(text)
+
+
+def test_it_never_offers_to_merge_facts_that_differ_in_a_value(cast: Cast) -> None:
+    set_provider(EnglishOnlyEmbedder())
+    create = partial(memory_create, actor=ACTOR, namespace=cast.acme, subject_external_id="u9")
+    city = create(content="用户住在深圳")
+    job = create(content="用户是程序员")
+    other_city = create(content="用户住在上海")
+    restated = create(content="用户住在深圳南山区")
+    pairs = [
+        {str(item.row.memory.pk), str(item.other.memory.pk)}
+        for item in review_queue(namespace=cast.acme)["duplicate"]
+        if item.row.memory.subject_id == city.subject_id
+    ]
+    # All four are one point to the model: only the restatement with more detail is a pair.
+    assert pairs == [{str(restated.pk), str(city.pk)}]
+    assert {str(job.pk), str(other_city.pk)}.isdisjoint(set().union(*pairs))
