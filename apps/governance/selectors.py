@@ -360,8 +360,8 @@ def duplicate_pairs(
     table = Memory._meta.db_table
     sql = f"""
         WITH recent AS (
-            SELECT id, subject_id, embedding, token_index, metadata ->> 'slot' AS slot,
-                   created_at
+            SELECT id, subject_id, embedding, embedding_model, token_index,
+                   metadata ->> 'slot' AS slot, created_at
             FROM {table}
             WHERE namespace_id = %(ns)s AND status = 'active' AND valid_to IS NULL
               AND kind = %(kind)s AND embedding IS NOT NULL AND subject_id IS NOT NULL
@@ -376,7 +376,7 @@ def duplicate_pairs(
                 FROM {table} m
                 WHERE m.namespace_id = %(ns)s AND m.subject_id = r.subject_id AND m.id <> r.id
                   AND m.status = 'active' AND m.valid_to IS NULL AND m.kind = %(kind)s
-                  AND m.embedding IS NOT NULL
+                  AND m.embedding IS NOT NULL AND m.embedding_model = r.embedding_model
                 ORDER BY m.created_at DESC LIMIT %(neighbours)s
             ) s
             ORDER BY 2 LIMIT %(nearest)s

@@ -322,11 +322,14 @@ def _consolidate_one(
                 FROM {Memory._meta.db_table}
                 WHERE namespace_id = %(namespace)s AND subject_id = %(subject)s
                   AND kind = %(kind)s AND status = %(active)s AND valid_to IS NULL
-                  AND embedding IS NOT NULL
+                  AND embedding IS NOT NULL AND embedding_model = %(model)s
                 ORDER BY {order} LIMIT %(limit)s
                 """,  # noqa: S608 (only the table's name and fixed fragments are interpolated)
                 {
                     "vector": vector_literal(vector),
+                    # Another model's vectors live in another space: a fact they hold is
+                    # not near this one by any distance to it.
+                    "model": get_provider().name,
                     "namespace": namespace.pk,
                     "subject": subject.pk,
                     "kind": candidate.kind,

@@ -141,7 +141,7 @@ def recall_memories(
         embedding.cancel()
         raise
     timings["keyword"] = _ms(started)
-    query_vector, timings["embed"] = embedding.result()
+    query_vector, model, timings["embed"] = embedding.result()
 
     mark = time.perf_counter()
     # Similarities are computed by the database: vectors never travel to Python for scoring.
@@ -152,8 +152,9 @@ def recall_memories(
     with statements.bound_cursor() as cursor:
         while True:
             sql, params = statements.candidate_sql(
-                scope, query_vector, terms, keyword_ids, exact, config.vector_candidates
-            )
+                scope, query_vector, terms, keyword_ids, exact, config.vector_candidates,
+                model=model,
+            )  # fmt: skip
             cursor.execute(sql, params)
             # The scoring columns, then the SERVED_FIELDS: read as a Memory if served.
             split = len(cursor.description) - len(statements.SERVED_FIELDS)
@@ -189,7 +190,7 @@ def recall_memories(
             top = sorted(reranked, key=lambda i: -reranked[i])
             order = np.asarray(top + [i for i in scored.order if i not in reranked])[:k]
     if mmr_lambda is not None and len(candidates):
-        order = _diversify(candidate_rows, scored, k, mmr_lambda)
+        order = _diversify(candidate_rows, scored, k, mmr_lambda, model)
     relevances = _relevances(query, candidates, corpus, scored, order, term_array, keys, namespace)
     if min_relevance is not None:
         # Left out before anything is read or logged: the log lists what was served.
@@ -331,12 +332,15 @@ def _rerank(
 
 
 def _diversify(
-    rows: list[dict[str, Any]], scored: ranking.Scored, k: int, lam: float
+    rows: list[dict[str, Any]], scored: ranking.Scored, k: int, lam: float, model: str
 ) -> np.ndarray:
-    """MMR over the best 4k candidates; their embeddings are fetched only for this."""
+    """MMR over the best 4k candidates; their embeddings (of the query's model: no two
+    models' vectors are compared) are fetched only for this."""
     pool = scored.order[: 4 * k]
     ids = [rows[i]["id"] for i in pool]
-    vectors = dict(Memory.objects.filter(id__in=ids).values_list("id", "embedding"))
+    vectors = dict(
+        Memory.objects.filter(id__in=ids, embedding_model=model).values_list("id", "embedding")
+    )
     dimensions = next((len(v) for v in vectors.values() if v is not None), 1)
     embeddings = np.zeros((len(rows), dimensions), dtype=np.float32)
     for i in pool:
@@ -346,9 +350,11 @@ def _diversify(
     return ranking.mmr(pool, scored.final, embeddings, k, lam)
 
 
-def _timed_embedding(query: str) -> tuple[np.ndarray, float]:
+def _timed_embedding(query: str) -> tuple[np.ndarray, str, float]:
+    """The query's vector, the name of the model that made it, and the milliseconds taken."""
     started = time.perf_counter()
-    return get_provider().embed_query(query), _ms(started)
+    provider = get_provider()
+    return provider.embed_query(query), provider.name, _ms(started)
 
 
 def _ms(since: float) -> float:

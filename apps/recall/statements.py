@@ -240,10 +240,16 @@ def candidate_sql(
     keyword_ids: list[uuid.UUID],
     exact: bool,
     vector_limit: int = VECTOR_CANDIDATES,
+    *,
+    model: str,
 ) -> tuple[str, dict[str, Any]]:
     """The nearest memories by embedding (HNSW, or `exact`ly) and the keyword candidates,
     fetched by primary key with their similarities to the query and their query-term counts,
-    and then (its last columns) the SERVED_FIELDS."""
+    and then (its last columns) the SERVED_FIELDS.
+
+    Only vectors of the query's `model` are compared with it: a memory embedded by another
+    model (the configured model changed, and `reembed` has not reached it yet) is found by
+    its keywords alone, its vector similarities 0, never a score across two models' spaces."""
     where, params = scope.condition()
     distance = "embedding <=> %(vector)s::vector"
     if exact:
@@ -256,7 +262,8 @@ def candidate_sql(
         condition, _ = scope.condition(owner)
         branches.append(
             f"(SELECT id, {distance} AS distance FROM {MEMORY_TABLE} WHERE {condition}"  # noqa: S608
-            f" AND embedding IS NOT NULL ORDER BY {distance} LIMIT %(vector_limit)s)"
+            f" AND embedding IS NOT NULL AND embedding_model = %(model)s"
+            f" ORDER BY {distance} LIMIT %(vector_limit)s)"
         )
     if not branches:  # neither a subject nor shared memories: nothing to search
         branches.append("(SELECT NULL::uuid AS id, 0::float8 AS distance WHERE false)")
@@ -273,9 +280,12 @@ def candidate_sql(
                cardinality(m.context_index) AS context_length,
                {term_counts("m.token_index", count)} AS own_tf,
                {term_counts("m.context_index", count)} AS context_tf,
-               COALESCE(1 - (m.embedding <=> %(vector)s::vector), 0) AS vector_similarity,
-               COALESCE(1 - (m.context_embedding <=> %(vector)s::vector), 0)
-                   AS context_similarity,
+               CASE WHEN m.embedding_model = %(model)s
+                    THEN COALESCE(1 - (m.embedding <=> %(vector)s::vector), 0) ELSE 0
+               END AS vector_similarity,
+               CASE WHEN m.embedding_model = %(model)s
+                    THEN COALESCE(1 - (m.context_embedding <=> %(vector)s::vector), 0) ELSE 0
+               END AS context_similarity,
                m.metadata ->> 'speaker' AS speaker,
                (EXTRACT(EPOCH FROM (now() - COALESCE(m.occurred_at, m.created_at))) / 86400.0)
                    ::float8 AS age_days,
@@ -286,6 +296,7 @@ def candidate_sql(
     """  # noqa: S608
     params.update(
         vector=vector_literal(query_vector),
+        model=model,
         vector_limit=vector_limit,
         keyword_ids=keyword_ids,
     )

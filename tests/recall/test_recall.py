@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from apps.audit.actors import Actor
-from apps.memories.embeddings import SentenceTransformerProvider, set_provider
+from apps.memories.embeddings import SentenceTransformerProvider, get_provider, set_provider
 from apps.memories.models import Memory
 from apps.memories.services import NewMemory, memories_create_bulk, memory_create
 from apps.recall.config import RecallConfig
@@ -21,6 +21,7 @@ from apps.recall.models import RecallLog
 from apps.recall.search import RecallFilters, recall_memories
 from memoryhub.exceptions import ApplicationError
 from tests.conftest import Tenant, api_client, make_api_key
+from tests.embedder import DeterministicEmbedder
 from tests.recall.plans import plan_of, recorded_statements
 
 ACTOR = Actor.system("tests")
@@ -260,17 +261,17 @@ def _insert_rows(tenant: Tenant, external_id: str, count: int, near: list[float]
             INSERT INTO memories_memory (
                 id, namespace_id, subject_id, kind, content_encrypted, key_version, token_index,
                 token_count, importance, confidence, tags, metadata, source, created_at,
-                updated_at, valid_from, status, version, embedding, session_key, context_index,
-                context_embedding)
+                updated_at, valid_from, status, version, embedding, embedding_model,
+                session_key, context_index, context_embedding)
             SELECT gen_random_uuid(), %(namespace)s, s.id, 'semantic', '\\x00'::bytea, 1, '{{}}',
                    0, 0.5, 1, '{{}}', '{{}}', '{{}}', now(), now(), now(), 'active', 1, v.vector,
-                   '', '{{}}', v.vector
+                   %(model)s, '', '{{}}', v.vector
             FROM memories_subject s, generate_series(1, %(count)s) g,
                  LATERAL (SELECT {vector} AS vector) v
             WHERE s.external_id = %(external_id)s AND s.namespace_id = %(namespace)s
             """,  # noqa: S608 - only the fixed vector expression is interpolated
             {"namespace": tenant.namespace.pk, "external_id": external_id, "count": count,
-             "near": near},
+             "near": near, "model": get_provider().name},
         )  # fmt: skip
 
 
@@ -724,3 +725,26 @@ def test_a_recall_finds_the_subject_and_both_data_keys_in_one_query(acme: Tenant
     # The recall itself: the subject's memories, with the keys fetched once.
     outcome = recall(acme, "u1", "cats", k=5)
     assert contents(outcome)[0] == "Has two cats named Miso and Tofu"
+
+
+class RenamedEmbedder(DeterministicEmbedder):
+    """The same vectors under another model's name: as a newly configured model whose space
+    only happens to look like the old one's (a comparison across the two would score high)."""
+
+    name = "test:another-model"
+
+
+@pytest.mark.django_db
+def test_a_query_is_never_scored_against_another_models_vector(acme: Tenant) -> None:
+    remember(acme, "u1", "Prefers green tea in the morning")
+    remember(acme, "u1", "Walks the dog at dawn")
+    same_model = recall(acme, "u1", "green tea please", k=5)
+    assert same_model.hits[0].components["vector"] > 0.3
+
+    set_provider(RenamedEmbedder())
+    other_model = recall(acme, "u1", "green tea please", k=5)
+    # Found by its words alone: no vector similarity across two models' spaces.
+    assert contents(other_model) == ["Prefers green tea in the morning"]
+    assert other_model.hits[0].components["vector"] == 0.0
+    assert other_model.hits[0].components["context"] == 0.0
+    assert other_model.hits[0].components["keyword"] > 0
