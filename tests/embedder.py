@@ -40,3 +40,13 @@ class DeterministicEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+
+class EnglishOnlyEmbedder(DeterministicEmbedder):
+    """As an English-only model does (all-MiniLM-L6-v2 reads most Han characters as one
+    unknown token): every Chinese sentence lands on one point."""
+
+    def _vector(self, text: str) -> np.ndarray:
+        if any("\u4e00" <= char <= "\u9fff" for char in text):
+            return super()._vector("chinese")
+        return super()._vector(text)

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from apps.demo.services import demo_actor, demo_load
+from apps.memories.models import Memory
 from apps.namespaces.models import Namespace
 from tests.browser import axe_problems, csp_refusals, log_in, watch_console
 from tests.governance import test_browser as shared
@@ -123,3 +124,43 @@ def test_it_passes_axe_on_the_namespace_pages(cast: Cast, live_server: Any, cont
     problems += [f"set password: {line}" for line in axe_problems(visitor)]
     assert problems == []
     assert csp_refusals(said) == []
+
+
+def test_the_demo_s_review_queue_offers_only_real_duplicates(
+    live_server: Any, browser: Any
+) -> None:
+    """With an English-only model every Chinese fact sits on one point: the queue must still
+    not offer to merge "用户住在深圳" with "用户是程序员" (a person pressing m would lose one),
+    in the English page or the Chinese one."""
+    from django.contrib.auth.models import User
+
+    from apps.memories.embeddings import set_provider
+    from apps.memories.keyword_index import tokenize
+    from apps.memories.row_encryption import KeyCache, open_memory
+    from tests.browser import PASSWORD
+    from tests.embedder import EnglishOnlyEmbedder
+
+    set_provider(EnglishOnlyEmbedder())
+    User.objects.create_superuser("root", "root@example.com", PASSWORD)
+    demo_load(actor=demo_actor())
+    keys = KeyCache()
+    facts = {
+        open_memory(keys, memory)
+        for memory in Memory.objects.filter(
+            namespace__slug="demo", kind="semantic", valid_to__isnull=True
+        )
+    }
+    assert {"用户住在深圳。", "用户是程序员。"} <= facts  # the two the model cannot tell apart
+    for locale in ("en-US", "zh-CN"):
+        context = browser.new_context(locale=locale)
+        page = context.new_page()
+        log_in(page, live_server.url, "root")
+        page.goto(f"{live_server.url}/n/demo/review/")
+        offered = page.locator('article[data-reason="duplicate"]')
+        for i in range(offered.count()):
+            pair = offered.nth(i).locator("p a").all_inner_texts()
+            assert len(pair) == 2
+            assert set(pair) != {"用户住在深圳。", "用户是程序员。"}, locale
+            shorter, longer = (set(tokenize(text)) for text in sorted(pair, key=len))
+            assert shorter <= longer, pair  # one says what the other says, or less
+        context.close()

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from functools import partial
 
-import numpy as np
-
 from apps.audit.actors import Actor
 from apps.governance.selectors import review_queue
 from apps.memories.embeddings import set_provider
 from apps.memories.models import Memory
 from apps.memories.services import memory_create
-from tests.embedder import DeterministicEmbedder
+from tests.embedder import EnglishOnlyEmbedder
 from tests.governance.conftest import Cast
 
 ACTOR = Actor.system("tests")
@@ -78,15 +76,6 @@ def test_it_shows_a_viewer_the_queue_without_actions(cast: Cast) -> None:
     html = cast.client("vera").get("/n/acme/review/").content.decode()
     assert "might be allergic to cats" in html
     assert 'data-key="a"' not in html
-
-
-class EnglishOnlyEmbedder(DeterministicEmbedder):
-    """As an English-only model does: every Chinese sentence lands on one point."""
-
-    def _vector(self, text: str) -> np.ndarray:
-        if any("\u4e00" <= char <= "\u9fff" for char in text):
-            return super()._vector("chinese")
-        return super()._vector(text)
 
 
 def test_it_never_offers_to_merge_facts_that_differ_in_a_value(cast: Cast) -> None:
