@@ -56,11 +56,11 @@ def secret_values() -> tuple[str, ...]:
     """Every secret string the settings hold, and what the data directory's small files hold,
     longest first (so a value containing another is blotted out whole)."""
     found: set[str] = set()
-    found.add(settings.SECRET_KEY)
-    found.update(getattr(settings, "SECRET_KEY_FALLBACKS", []))
     for entry in str(getattr(settings, "MEMORYHUB_KEK", "")).split(","):
         found.add(entry.strip())
         found.add(entry.partition(":")[2].strip())  # the base64 of the key alone
+    # SECRET_KEY and its fallbacks, the keyring, API keys, passwords (SECRET_NAMES), and
+    # every password inside a URL.
     for name in dir(settings):
         if name.isupper():
             found.update(_secrets_inside(name, getattr(settings, name, None)))
