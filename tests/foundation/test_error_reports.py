@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.test import Client
 from django.views.debug import get_default_exception_reporter_filter
+from pytest_django.fixtures import Settings
 
 from memoryhub.error_reports import HIDDEN
 from tests.foundation.error_urls import LEAKY_DATA_KEY
@@ -28,7 +29,7 @@ PORTAL_COOKIE = "portal-session-key-44e7b0c2"
 
 
 @pytest.fixture
-def debug_site(settings: pytest.FixtureRequest) -> Iterator[None]:
+def debug_site(settings: Settings) -> Iterator[None]:
     """DEBUG on (the embedded quickstart's default), with secrets in every kind of setting."""
     settings.DEBUG = True
     settings.ALLOWED_HOSTS = ["testserver"]
@@ -103,7 +104,7 @@ def test_no_debug_page_shows_a_secret(page: str, accept: str) -> None:
 
 @pytest.mark.urls("tests.foundation.error_urls")
 @pytest.mark.usefixtures("debug_site")
-def test_django_s_own_reporter_would_show_them(settings: pytest.FixtureRequest) -> None:
+def test_django_s_own_reporter_would_show_them(settings: Settings) -> None:
     """The probe above finds what it looks for: with Django's filter and reporter the same
     page shows the keyring in clear."""
     settings.DEFAULT_EXCEPTION_REPORTER_FILTER = "django.views.debug.SafeExceptionReporterFilter"
