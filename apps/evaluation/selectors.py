@@ -194,7 +194,7 @@ def case_recall(*, result: CaseResult, keys: KeyCache | None = None) -> list[Ser
     text (decrypted now; a memory deleted since shows as gone)."""
     keys = keys or KeyCache()
     memories = Memory.objects.defer(
-        "embedding", "context_embedding", "token_index", "context_index"
+        "embedding", "context_embedding", "multilingual_embedding", "token_index", "context_index"
     ).in_bulk(result.ranked)
     expected = {str(m) for m in result.case.expected}
     rows = []
@@ -219,7 +219,7 @@ def expected_memories(
 ) -> list[tuple[str, str | None]]:
     keys = keys or KeyCache()
     memories = Memory.objects.defer(
-        "embedding", "context_embedding", "token_index", "context_index"
+        "embedding", "context_embedding", "multilingual_embedding", "token_index", "context_index"
     ).in_bulk(case.expected)
     return [
         (str(m), open_memory(keys, memories[m]) if m in memories else None) for m in case.expected
@@ -333,7 +333,13 @@ def served_memories(
     keys = keys or KeyCache()
     memories = (
         Memory.objects.filter(namespace=namespace)
-        .defer("embedding", "context_embedding", "token_index", "context_index")
+        .defer(
+            "embedding",
+            "context_embedding",
+            "multilingual_embedding",
+            "token_index",
+            "context_index",
+        )
         .in_bulk(log.memory_ids)
     )
     return [

@@ -136,7 +136,7 @@ def _memories_matching(
     lowered = [phrase.lower() for phrase in phrases]
     found = []
     for memory in Memory.objects.filter(owner, namespace=namespace, status=Status.ACTIVE).defer(
-        "embedding", "context_embedding", "token_index", "context_index"
+        "embedding", "context_embedding", "multilingual_embedding", "token_index", "context_index"
     ):
         text = open_memory(keys, memory).lower()
         if any(phrase in text for phrase in lowered):

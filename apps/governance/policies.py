@@ -118,7 +118,7 @@ def _pii(namespace: Namespace, policy: str) -> str:
     recent = list(
         Memory.objects.filter(namespace=namespace)
         .order_by("-created_at")
-        .defer("embedding", "context_embedding")[:PII_SAMPLE]
+        .defer("embedding", "context_embedding", "multilingual_embedding")[:PII_SAMPLE]
     )
     keys = KeyCache()
     keys.preload(namespace.pk, [m.subject_id for m in recent])

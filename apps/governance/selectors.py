@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from apps.governance.diff import Piece, word_diff
+from apps.memories import vector_spaces
 from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_row, open_version
 from apps.namespaces import pii
@@ -26,7 +27,13 @@ from apps.pipeline.models import ConsolidationLog, Job, Message, Session, Sessio
 from apps.recall.models import RecallFeedback, RecallLog
 
 SNIPPET_CHARS = 240
-LIGHT_FIELDS = ("embedding", "context_embedding", "token_index", "context_index")
+LIGHT_FIELDS = (
+    "embedding",
+    "context_embedding",
+    "multilingual_embedding",
+    "token_index",
+    "context_index",
+)
 
 
 def namespace_memories(namespace: Namespace) -> QuerySet[Memory]:
@@ -279,7 +286,6 @@ def _provenance(story: MemoryStory, namespace: Namespace, keys: KeyCache) -> Non
 # --- The review queue ----------------------------------------------------------------------
 
 REVIEW_SECTION_LIMIT = 50
-DUPLICATE_SIMILARITY = 0.92
 # The nearest memories each recent one is compared with (the nearest may differ in a value).
 DUPLICATE_CANDIDATES = 3
 RECENT_SUPERSEDE_DAYS = 7
@@ -300,7 +306,7 @@ def _unreviewed(memories: QuerySet[Memory]) -> QuerySet[Memory]:
 def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:
     """What needs a person, by reason, each newest first and at most REVIEW_SECTION_LIMIT:
     pending-review memories; current ones below the confidence threshold; near-duplicate
-    pairs (same subject, cosine similarity at least DUPLICATE_SIMILARITY); PII-tagged ones;
+    pairs (same subject, at least the model's near-duplicate cosine); PII-tagged ones;
     facts superseded in the last RECENT_SUPERSEDE_DAYS days. Approved memories leave the
     queue (marked reviewed)."""
     base = namespace_memories(namespace).order_by("-created_at")
@@ -352,37 +358,45 @@ def duplicate_pairs(
 ) -> list[tuple[str, str, float]]:
     """Near-duplicate pairs among the newest `scan` current semantic memories: each with the
     nearest current memories of the same subject (among that subject's newest `neighbours`,
-    compared exactly: the work stays bounded for a subject with many memories) at least
-    DUPLICATE_SIMILARITY alike that state the same fact (`says_no_more`, one way or the
-    other, within the same slot): never two facts with different values, however alike
-    their vectors (an English-only model puts every Chinese sentence close to every other).
+    compared exactly: the work stays bounded for a subject with many memories) at least the
+    model's near-duplicate cosine alike (`vector_spaces.duplicate_thresholds`; each pair in
+    the space of the model that reads both) that state the same fact (`says_no_more`, one
+    way or the other, within the same slot): never two facts with different values, however
+    alike their vectors (an English-only model puts every Chinese sentence close to every
+    other).
     The newer of a pair comes first; each pair once."""
     table = Memory._meta.db_table
+    spaces = vector_spaces.serving()
+    similarity, same_models, threshold = _pair_similarity(spaces)
     sql = f"""
         WITH recent AS (
-            SELECT id, subject_id, embedding, embedding_model, token_index,
+            SELECT id, subject_id, embedding, embedding_model, multilingual_embedding,
+                   multilingual_model, latin_script, token_index,
                    metadata ->> 'slot' AS slot, created_at
             FROM {table}
             WHERE namespace_id = %(ns)s AND status = 'active' AND valid_to IS NULL
-              AND kind = %(kind)s AND embedding IS NOT NULL AND subject_id IS NOT NULL
+              AND kind = %(kind)s AND subject_id IS NOT NULL
               AND NOT metadata ? 'reviewed_at'
             ORDER BY created_at DESC LIMIT %(scan)s
         )
-        SELECT r.id, n.id, 1 - n.distance, r.token_index, r.slot, n.token_index, n.slot
+        SELECT r.id, n.id, n.similarity, r.token_index, r.slot, n.token_index, n.slot
         FROM recent r
         CROSS JOIN LATERAL (
-            SELECT s.id, s.embedding <=> r.embedding AS distance, s.token_index, s.slot FROM (
-                SELECT m.id, m.embedding, m.token_index, m.metadata ->> 'slot' AS slot
+            SELECT s.id, {similarity} AS similarity, {threshold} AS threshold,
+                   s.token_index, s.slot
+            FROM (
+                SELECT m.id, m.embedding, m.multilingual_embedding, m.latin_script,
+                       m.token_index, m.metadata ->> 'slot' AS slot
                 FROM {table} m
                 WHERE m.namespace_id = %(ns)s AND m.subject_id = r.subject_id AND m.id <> r.id
                   AND m.status = 'active' AND m.valid_to IS NULL AND m.kind = %(kind)s
-                  AND m.embedding IS NOT NULL AND m.embedding_model = r.embedding_model
+                  AND {same_models}
                 ORDER BY m.created_at DESC LIMIT %(neighbours)s
             ) s
-            ORDER BY 2 LIMIT %(nearest)s
+            ORDER BY ({similarity}) - ({threshold}) DESC LIMIT %(nearest)s
         ) n
-        WHERE 1 - n.distance >= %(similarity)s
-        ORDER BY r.created_at DESC, n.distance
+        WHERE n.similarity >= n.threshold
+        ORDER BY r.created_at DESC, n.similarity DESC
     """  # noqa: S608
     with connection.cursor() as cursor:
         cursor.execute(
@@ -393,7 +407,10 @@ def duplicate_pairs(
                 "scan": scan,
                 "neighbours": neighbours,
                 "nearest": DUPLICATE_CANDIDATES,
-                "similarity": DUPLICATE_SIMILARITY,
+                "model": spaces.primary,
+                "multilingual_model": spaces.multilingual,
+                "primary_threshold": vector_spaces.PRIMARY_DUPLICATE[0],
+                "multilingual_threshold": vector_spaces.MULTILINGUAL_DUPLICATE[0],
             },
         )
         found = cursor.fetchall()
@@ -416,6 +433,33 @@ def duplicate_pairs(
         if len(pairs) >= limit:
             break
     return pairs
+
+
+def _pair_similarity(spaces: vector_spaces.Spaces) -> tuple[str, str, str]:
+    """SQL for a pair's similarity (of a recent memory r and another s), the condition that
+    both hold vectors of the model(s) compared, and the pair's near-duplicate threshold: by
+    the rule recall follows (vector_spaces), each pair in one model's space."""
+    primary = "1 - (s.embedding <=> r.embedding)"
+    multilingual = "1 - (s.multilingual_embedding <=> r.multilingual_embedding)"
+    primary_models = (
+        "m.embedding IS NOT NULL AND m.embedding_model = %(model)s"
+        " AND r.embedding_model = %(model)s"
+    )
+    multilingual_models = (
+        "m.multilingual_embedding IS NOT NULL AND m.multilingual_model = %(multilingual_model)s"
+        " AND r.multilingual_model = %(multilingual_model)s"
+    )
+    if spaces.mode == "primary":
+        return primary, primary_models, "%(primary_threshold)s::float8"
+    if spaces.mode == "multilingual":
+        return multilingual, multilingual_models, "%(multilingual_threshold)s::float8"
+    latin = "r.latin_script AND s.latin_script"
+    return (
+        f"CASE WHEN {latin} THEN {primary} ELSE {multilingual} END",
+        f"{primary_models} AND {multilingual_models}",
+        f"CASE WHEN {latin} THEN %(primary_threshold)s::float8"
+        " ELSE %(multilingual_threshold)s::float8 END",
+    )
 
 
 # --- A purge's dry run ---------------------------------------------------------------------

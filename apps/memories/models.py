@@ -22,6 +22,7 @@ from pgvector.django import HnswIndex
 from apps.memories.fields import EmbeddingField, TermArrayField
 
 EMBEDDING_DIMENSIONS = 384
+MULTILINGUAL_DIMENSIONS = 512
 
 
 class EncryptedContent(models.Model):
@@ -139,6 +140,14 @@ class Memory(EncryptedContent):
         default=dict, blank=True, db_default=models.Value({}, output_field=models.JSONField())
     )
     context_embedding = EmbeddingField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # The multilingual model's vector (apps/memories/multilingual.py), and whether every
+    # letter of the content is Latin: such a memory meets a Latin-script query through the
+    # primary model, any other pair through this one.
+    multilingual_embedding = EmbeddingField(
+        dimensions=MULTILINGUAL_DIMENSIONS, null=True, blank=True
+    )
+    multilingual_model = models.CharField(max_length=200, blank=True, default="", db_default="")
+    latin_script = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -159,6 +168,13 @@ class Memory(EncryptedContent):
             HnswIndex(
                 name="memory_embedding_hnsw",
                 fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            HnswIndex(
+                name="memory_multilingual_hnsw",
+                fields=["multilingual_embedding"],
                 m=16,
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
@@ -196,3 +212,31 @@ class MemoryVersion(EncryptedContent):
 
     def __str__(self) -> str:
         return f"{self.memory_id} v{self.version}"
+
+
+class VectorColumn(models.TextChoices):
+    PRIMARY = "primary", _("Primary")
+    MULTILINGUAL = "multilingual", _("Multilingual")
+
+
+class VectorFill(models.Model):
+    """Whether every memory has a vector of `model` in `column`, and how far the job that
+    fills them has come. Recall compares a query with a column's vectors only once its fill
+    is complete (apps/memories/vector_spaces.py); writes keep a complete column complete."""
+
+    column = models.CharField(max_length=16, choices=VectorColumn.choices)
+    model = models.CharField(max_length=200)
+    complete = models.BooleanField(default=False)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["column", "model"], name="one_fill_per_column_model"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.column}: {self.model}"

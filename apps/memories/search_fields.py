@@ -13,9 +13,9 @@ from datetime import datetime
 
 import numpy as np
 
-from apps.memories import keyword_index, neighbour_context
+from apps.memories import keyword_index, multilingual, neighbour_context, vector_spaces
 from apps.memories.embeddings import EmbeddingError, get_provider
-from apps.memories.models import Memory
+from apps.memories.models import Memory, VectorColumn
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +50,32 @@ def embed_memories(memories: Sequence[Memory], contents: Sequence[str]) -> None:
         logger.warning(
             "Embedding %d memories failed (%s); run reembed later.", len(memories), error
         )
+        vector_spaces.mark_incomplete(VectorColumn.PRIMARY, provider.name)
         return
     for memory, vector in zip(memories, vectors, strict=True):
         set_embedding(memory, vector, provider.name)
+
+
+def embed_multilingual(
+    memories: Sequence[Memory], contents: Sequence[str], *, vectors: bool = True
+) -> None:
+    """Set each memory's script and, where the multilingual model is on and `vectors`, its
+    vector (one batched call). When the provider fails, the memories are stored without
+    one, and the column stops serving until `reembed` fills them in."""
+    for memory, content in zip(memories, contents, strict=True):
+        memory.latin_script = multilingual.is_latin_script(content)
+    provider = multilingual.get_multilingual_provider()
+    if not memories or provider is None or not vectors:
+        return
+    try:
+        embedded = provider.embed_documents(list(contents))
+    except EmbeddingError as error:
+        logger.warning("Multilingual embedding failed (%s); run reembed later.", error)
+        vector_spaces.mark_incomplete(VectorColumn.MULTILINGUAL, provider.name)
+        return
+    for memory, vector in zip(memories, embedded, strict=True):
+        memory.multilingual_embedding = vector
+        memory.multilingual_model = provider.name
 
 
 def set_embedding(memory: Memory, vector: np.ndarray, model: str) -> None:

@@ -162,7 +162,9 @@ def procedural_memories(
         valid_to__isnull=True,
     )
     ordered = owners.order_by("-importance", "created_at")
-    memories = list(ordered.defer("embedding", "context_embedding")[:limit])
+    memories = list(
+        ordered.defer("embedding", "context_embedding", "multilingual_embedding")[:limit]
+    )
     for memory in memories:
         memory.namespace = namespace
     overflow = list(ordered.values_list("id", "prompt_tokens")[limit : limit * 20])

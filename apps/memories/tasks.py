@@ -22,3 +22,14 @@ def vacuum_data_keys() -> None:
     """
     with connection.cursor() as cursor:
         cursor.execute(f"VACUUM {DataKey._meta.db_table}")
+
+
+@shared_task(name="memories.reembed")
+def reembed() -> int:
+    """Fill the configured models' vectors (`memories_reembed`). Resumable: a worker killed
+    mid-way leaves the task unacknowledged, and the next worker continues where it stopped
+    (each batch commits)."""
+    from apps.audit.actors import Actor
+    from apps.memories.services import memories_reembed
+
+    return memories_reembed(actor=Actor.system("job:reembed"))

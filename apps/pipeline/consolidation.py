@@ -22,10 +22,12 @@ from django.utils.dateparse import parse_datetime
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.facts.rules import Ending, slot_group, speaks_of, substitute
+from apps.memories import vector_spaces
 from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
 from apps.memories.keyword_index import index_terms
 from apps.memories.models import Kind, Memory, Status, Subject
+from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory, open_row
 from apps.memories.services import (
     NewMemory,
@@ -46,14 +48,20 @@ from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
 
-DUPLICATE_COSINE = 0.92  # with DUPLICATE_OVERLAP of the tokens: the same fact, said again
+# With a model's near-duplicate cosine (vector_spaces.duplicate_thresholds), this share of
+# the tokens: the same fact, said again.
 DUPLICATE_OVERLAP = 0.6
-SAME_COSINE = 0.985  # this close is the same statement whatever the tokens
 NEAR_FACTS = 5  # the nearest current facts of the same kind that a new one is compared with
 # What the facts a batch reads in full (to end, correct or supersede them) are read without:
-# their vectors and token arrays, parsed for nothing (two vectors a fact, and up to 500
+# their vectors and token arrays, parsed for nothing (three vectors a fact, and up to 500
 # facts an ending).
-SEARCH_COLUMNS = ("embedding", "context_embedding", "token_index", "context_index")
+SEARCH_COLUMNS = (
+    "embedding",
+    "context_embedding",
+    "multilingual_embedding",
+    "token_index",
+    "context_index",
+)
 KEPT_CORRECTION = "kept the subject's correction, newer than this turn"
 
 
@@ -212,6 +220,8 @@ def consolidate_and_store(
             strict=True,
         )
     )
+    spaces = vector_spaces.serving()
+    nears = _comparisons(spaces, stated, vectors)
     pending: list[_Pending] = []
     review_below = namespace.review_threshold
     texts: dict[Any, str] = {}
@@ -261,6 +271,7 @@ def consolidate_and_store(
             subject=subject,
             candidate=candidate,
             vector=vectors[id(candidate)],
+            near=nears[id(candidate)],
             tags=tags,
             source=source(candidate),
             keys=keys,
@@ -283,6 +294,7 @@ def _consolidate_one(
     subject: Subject,
     candidate: extraction.Candidate,
     vector: np.ndarray,
+    near: _Near,
     tags: list[str],
     source: dict[str, Any],
     keys: KeyCache,
@@ -311,7 +323,12 @@ def _consolidate_one(
     # database: through the HNSW index, then by comparing every vector should the walk come
     # back with fewer than it asked for (few such facts, or a graph crowded with deleted
     # rows that left the subject's own unreached: a duplicate would then be stored).
-    distance = "embedding <=> %(vector)s::vector"
+    # Compared in one model's space (`_comparisons`): another model's vectors live in
+    # another space, and a fact they hold is not near this one by any distance to it.
+    column = near.column
+    model_column = "embedding_model" if column == "embedding" else "multilingual_model"
+    distance = f"{column} <=> %(vector)s::vector"
+    latin = "AND latin_script" if near.latin_only else ""
     with connection.cursor() as cursor:
         for exact in (False, True):
             order = f"({distance}) + 0" if exact else distance  # "+ 0": no index serves it
@@ -322,14 +339,12 @@ def _consolidate_one(
                 FROM {Memory._meta.db_table}
                 WHERE namespace_id = %(namespace)s AND subject_id = %(subject)s
                   AND kind = %(kind)s AND status = %(active)s AND valid_to IS NULL
-                  AND embedding IS NOT NULL AND embedding_model = %(model)s
+                  AND {column} IS NOT NULL AND {model_column} = %(model)s {latin}
                 ORDER BY {order} LIMIT %(limit)s
                 """,  # noqa: S608 (only the table's name and fixed fragments are interpolated)
                 {
-                    "vector": vector_literal(vector),
-                    # Another model's vectors live in another space: a fact they hold is
-                    # not near this one by any distance to it.
-                    "model": get_provider().name,
+                    "vector": vector_literal(near.vector),
+                    "model": near.model,
                     "namespace": namespace.pk,
                     "subject": subject.pk,
                     "kind": candidate.kind,
@@ -338,14 +353,14 @@ def _consolidate_one(
                 },
             )
             # Iterative index scans (settings.HNSW_SEARCH_OPTIONS) return rows in relaxed order.
-            near = sorted(cursor.fetchall(), key=lambda row: -row[1])
-            if len(near) >= NEAR_FACTS:
+            nearest = sorted(cursor.fetchall(), key=lambda row: -row[1])
+            if len(nearest) >= NEAR_FACTS:
                 break
-    for memory_id, similarity, token_index, near_slot, corrected_at in near:
+    for memory_id, similarity, token_index, near_slot, corrected_at in nearest:
         overlap = _token_overlap(tokens, token_index)
         if not (
-            similarity >= SAME_COSINE
-            or (similarity >= DUPLICATE_COSINE and overlap >= DUPLICATE_OVERLAP)
+            similarity >= near.same
+            or (similarity >= near.duplicate and overlap >= DUPLICATE_OVERLAP)
         ):
             continue
         if (slot or near_slot) and slot != (near_slot or ""):
@@ -375,11 +390,13 @@ def _consolidate_one(
     for other in pending:  # facts of this same batch, not stored yet
         if other.ended or ((slot or other.slot) and slot != other.slot):
             continue
-        similarity = float(vector @ other.vector)
+        if other.column != near.column:
+            continue  # vectors of two models: not comparable
+        similarity = float(near.vector @ other.vector)
         overlap = _token_overlap(tokens, other.tokens)
         if (
-            similarity >= SAME_COSINE
-            or (similarity >= DUPLICATE_COSINE and overlap >= DUPLICATE_OVERLAP)
+            similarity >= near.same
+            or (similarity >= near.duplicate and overlap >= DUPLICATE_OVERLAP)
         ) and set(tokens) <= set(other.tokens):
             log(
                 Decision.NOOP,
@@ -427,7 +444,8 @@ def _consolidate_one(
                 expires_at=candidate.expires_at,
                 status=Status.PENDING_REVIEW if review else Status.ACTIVE,
             ),
-            vector=vector,
+            vector=near.vector,
+            column=near.column,
             tokens=tokens,
             slot=slot,
             group=group,
@@ -565,13 +583,66 @@ def _end_facts(
 @dataclass
 class _Pending:
     item: NewMemory
-    vector: np.ndarray
+    vector: np.ndarray  # compared with the batch's other new facts of the same `column`
     tokens: list[int]
     slot: str
     supersedes: list[Any]
     group: str = ""
     review: bool = False
     ended: bool = False  # negated by a later turn of the same batch: stored as history
+    column: str = "embedding"
+
+
+@dataclass(frozen=True)
+class _Near:
+    """How a new fact meets the current ones: the vector column, model and vector, and the
+    near-duplicate cosines of that model; `latin_only`: only Latin-script facts (the others
+    meet a Latin-script fact through the multilingual model)."""
+
+    column: str
+    model: str
+    vector: np.ndarray
+    duplicate: float
+    same: float
+    latin_only: bool = False
+
+
+def _comparisons(
+    spaces: vector_spaces.Spaces,
+    stated: list[extraction.Candidate],
+    vectors: dict[int, np.ndarray],
+) -> dict[int, _Near]:
+    """Each stated fact's `_Near`, by the rule recall follows (vector_spaces): the primary
+    model for Latin-script text where it serves, else the multilingual one (one batched call
+    for those)."""
+    routed = spaces.mode == "routed"
+    by_primary = [
+        c for c in stated if spaces.mode == "primary" or (routed and is_latin_script(c.content))
+    ]
+    others = [c for c in stated if c not in by_primary]
+    provider = get_multilingual_provider()
+    multilingual = (
+        dict(
+            zip(map(id, others), provider.embed_documents([c.content for c in others]), strict=True)
+        )
+        if others and provider is not None
+        else {}
+    )
+    nears = {}
+    duplicate, same = vector_spaces.duplicate_thresholds(False)
+    for c in by_primary:
+        nears[id(c)] = _Near("embedding", spaces.primary, vectors[id(c)], duplicate, same, routed)
+    duplicate, same = vector_spaces.duplicate_thresholds(True)
+    for c in others:
+        if id(c) in multilingual:
+            nears[id(c)] = _Near(
+                "multilingual_embedding", spaces.multilingual, multilingual[id(c)], duplicate, same
+            )
+        else:  # turned off since serving() looked: the primary model's, as before
+            nears[id(c)] = _Near(
+                "embedding", spaces.primary, vectors[id(c)], *vector_spaces.PRIMARY_DUPLICATE
+            )
+    return nears
 
 
 def _store_pending(

@@ -37,7 +37,7 @@ SEARCH_LIMIT = 100
 TOPIC_COSINE = 0.5
 HISTORY_PAGE = 30
 MEMORY_TABLE = Memory._meta.db_table
-LIGHT = ("embedding", "context_embedding", "token_index", "context_index")
+LIGHT = ("embedding", "context_embedding", "multilingual_embedding", "token_index", "context_index")
 
 
 def current(subject: Subject) -> QuerySet[Memory]:

@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 
 from apps.audit.actors import Actor
-from apps.memories import keyword_index
+from apps.memories import keyword_index, vector_spaces
 from apps.memories.embeddings import get_provider
 from apps.memories.models import Memory, Subject
+from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.namespaces.models import Namespace
 from apps.recall import ranking, relevance, rerank, statements
@@ -124,7 +125,11 @@ def recall_memories(
 
     # The query is embedded on another thread (the model and the HTTP client release the
     # GIL) while this one finds the subject and the keyword candidates: the waits overlap.
-    embedding = _embedder.submit(_timed_embedding, query)
+    spaces = vector_spaces.serving()
+    latin_query = is_latin_script(query)
+    # The primary model reads the query unless no memory is compared with it by that model.
+    primary_first = spaces.mode == "primary" or (spaces.mode == "routed" and latin_query)
+    embedding = _embedder.submit(_timed_embedding, query, primary=primary_first)
     try:
         keys = keys or KeyCache()
         subject = keys.subject_with_keys(namespace.pk, subject_external_id)
@@ -141,7 +146,8 @@ def recall_memories(
         embedding.cancel()
         raise
     timings["keyword"] = _ms(started)
-    query_vector, model, timings["embed"] = embedding.result()
+    query_vector, _, timings["embed"] = embedding.result()
+    vectors = _query_vectors(spaces, query, query_vector, primary_first, stats, timings)
 
     mark = time.perf_counter()
     # Similarities are computed by the database: vectors never travel to Python for scoring.
@@ -152,9 +158,8 @@ def recall_memories(
     with statements.bound_cursor() as cursor:
         while True:
             sql, params = statements.candidate_sql(
-                scope, query_vector, terms, keyword_ids, exact, config.vector_candidates,
-                model=model,
-            )  # fmt: skip
+                scope, vectors, terms, keyword_ids, exact, config.vector_candidates
+            )
             cursor.execute(sql, params)
             # The scoring columns, then the SERVED_FIELDS: read as a Memory if served.
             split = len(cursor.description) - len(statements.SERVED_FIELDS)
@@ -162,7 +167,8 @@ def recall_memories(
             fetched = cursor.fetchall()
             candidate_rows = [dict(zip(columns, row[:split], strict=True)) for row in fetched]
             nearest = sum(1 for row in candidate_rows if row["nearest"])
-            if exact or nearest >= min(config.vector_candidates, stats.get("embedded", 0)):
+            embedded = stats.get("embedded" if primary_first else "embedded_multilingual", 0)
+            if exact or nearest >= min(config.vector_candidates, embedded):
                 break
             # The graph walk came back short (a selective filter, or a graph crowded with
             # deleted or duplicate vectors): compare every vector instead.
@@ -190,7 +196,7 @@ def recall_memories(
             top = sorted(reranked, key=lambda i: -reranked[i])
             order = np.asarray(top + [i for i in scored.order if i not in reranked])[:k]
     if mmr_lambda is not None and len(candidates):
-        order = _diversify(candidate_rows, scored, k, mmr_lambda, model)
+        order = _diversify(candidate_rows, scored, k, mmr_lambda, vectors)
     relevances = _relevances(query, candidates, corpus, scored, order, term_array, keys, namespace)
     if min_relevance is not None:
         # Left out before anything is read or logged: the log lists what was served.
@@ -332,15 +338,26 @@ def _rerank(
 
 
 def _diversify(
-    rows: list[dict[str, Any]], scored: ranking.Scored, k: int, lam: float, model: str
+    rows: list[dict[str, Any]],
+    scored: ranking.Scored,
+    k: int,
+    lam: float,
+    query: statements.QueryVectors,
 ) -> np.ndarray:
-    """MMR over the best 4k candidates; their embeddings (of the query's model: no two
-    models' vectors are compared) are fetched only for this."""
+    """MMR over the best 4k candidates; their embeddings (of one model, as the query's: no
+    two models' vectors are compared; the primary one when every candidate of the pool is in
+    Latin script, else the multilingual one) are fetched only for this."""
     pool = scored.order[: 4 * k]
     ids = [rows[i]["id"] for i in pool]
-    vectors = dict(
-        Memory.objects.filter(id__in=ids, embedding_model=model).values_list("id", "embedding")
-    )
+    latin = all(rows[i]["latin_script"] for i in pool)
+    if query.primary is not None and (query.multilingual is None or latin):
+        column, same_model = "embedding", {"embedding_model": query.primary_model}
+    else:
+        column, same_model = (
+            "multilingual_embedding",
+            {"multilingual_model": query.multilingual_model},
+        )
+    vectors = dict(Memory.objects.filter(id__in=ids, **same_model).values_list("id", column))
     dimensions = next((len(v) for v in vectors.values() if v is not None), 1)
     embeddings = np.zeros((len(rows), dimensions), dtype=np.float32)
     for i in pool:
@@ -350,11 +367,34 @@ def _diversify(
     return ranking.mmr(pool, scored.final, embeddings, k, lam)
 
 
-def _timed_embedding(query: str) -> tuple[np.ndarray, str, float]:
-    """The query's vector, the name of the model that made it, and the milliseconds taken."""
+def _timed_embedding(query: str, *, primary: bool) -> tuple[np.ndarray, str, float]:
+    """The query's vector by the primary model (or the multilingual one), the name of the
+    model that made it, and the milliseconds taken."""
     started = time.perf_counter()
-    provider = get_provider()
+    provider = get_provider() if primary else get_multilingual_provider()
+    if provider is None:  # asked for only where it is on; turned off since by a test
+        raise ApplicationError("The multilingual model is off.", status_code=503)
     return provider.embed_query(query), provider.name, _ms(started)
+
+
+def _query_vectors(
+    spaces: vector_spaces.Spaces,
+    query: str,
+    first: np.ndarray,
+    primary_first: bool,
+    stats: dict[str, Any],
+    timings: dict[str, float],
+) -> statements.QueryVectors:
+    """The query's vectors for the candidate statement: `first` (by the primary model when
+    `primary_first`), and, where both columns serve and some searched memory is not in
+    Latin script, the multilingual one for those memories."""
+    if not primary_first:
+        return statements.QueryVectors(None, spaces.primary, first, spaces.multilingual)
+    if spaces.mode != "routed" or not stats.get("other_script"):
+        return statements.QueryVectors(first, spaces.primary)
+    second, _, milliseconds = _timed_embedding(query, primary=False)
+    timings["embed"] = round(timings["embed"] + milliseconds, 2)
+    return statements.QueryVectors(first, spaces.primary, second, spaces.multilingual)
 
 
 def _ms(since: float) -> float:

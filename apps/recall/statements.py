@@ -50,7 +50,14 @@ MEMORY_TABLE = Memory._meta.db_table
 SERVED_FIELDS = [
     f
     for f in Memory._meta.concrete_fields
-    if f.attname not in {"embedding", "context_embedding", "token_index", "context_index"}
+    if f.attname
+    not in {
+        "embedding",
+        "context_embedding",
+        "multilingual_embedding",
+        "token_index",
+        "context_index",
+    }
 ]
 _SERVED_NAMES = [served.attname for served in SERVED_FIELDS]
 _AS_TEXT = {served.attname for served in SERVED_FIELDS if isinstance(served, DateTimeField)}
@@ -233,59 +240,121 @@ def keyword_candidates(
     return list(ids), list(frequencies)
 
 
+@dataclass(frozen=True)
+class QueryVectors:
+    """A query's vectors, and so which model compares it with each memory: with both, the
+    primary model for Latin-script memories and the multilingual one for the others (the
+    query itself is Latin: apps/memories/vector_spaces.py); with one, that one for all.
+    Each comparison is guarded by the memory's model name: a vector of another model (a
+    fill under way) gives similarity 0, and keywords alone find that memory."""
+
+    primary: np.ndarray | None
+    primary_model: str
+    multilingual: np.ndarray | None = None
+    multilingual_model: str = ""
+
+    def similarity(self, column: str = "embedding") -> str:
+        """SQL for a candidate's similarity to the query (of its `column`, primary side)."""
+        primary = (
+            f"CASE WHEN m.embedding_model = %(model)s"
+            f" THEN COALESCE(1 - (m.{column} <=> %(vector)s::vector), 0) ELSE 0 END"
+        )
+        multilingual = (
+            "CASE WHEN m.multilingual_model = %(multilingual_model)s"
+            " THEN COALESCE(1 - (m.multilingual_embedding <=> %(multilingual_vector)s::vector),"
+            " 0) ELSE 0 END"
+        )
+        if self.multilingual is None:
+            return primary
+        if self.primary is None:
+            return multilingual
+        return f"CASE WHEN m.latin_script THEN {primary} ELSE {multilingual} END"
+
+    def nearest_branches(self, scope: RecallScope, exact: bool) -> list[str]:
+        """The nearest memories by each model in use, per owner, best first."""
+        sides = []
+        if self.primary is not None:
+            latin = " AND latin_script" if self.multilingual is not None else ""
+            sides.append(("embedding", "%(vector)s", f"embedding_model = %(model)s{latin}"))
+        if self.multilingual is not None:
+            latin = " AND NOT latin_script" if self.primary is not None else ""
+            sides.append(
+                (
+                    "multilingual_embedding",
+                    "%(multilingual_vector)s",
+                    f"multilingual_model = %(multilingual_model)s{latin}",
+                )
+            )
+        branches = []
+        for column, vector, same_model in sides:
+            distance = f"{column} <=> {vector}::vector"
+            if exact:
+                distance = f"({distance}) + 0"  # an order the HNSW index cannot serve
+            # The subject's nearest and the shared nearest are searched apart, then merged:
+            # a condition on one owner is one the planner can serve well (an index walk
+            # filtered by subject, or an exact scan of a few shared rows), "subject OR
+            # shared" is not.
+            owned = []
+            for owner in scope.owners():
+                condition, _ = scope.condition(owner)
+                owned.append(
+                    f"(SELECT id, {distance} AS distance FROM {MEMORY_TABLE}"  # noqa: S608
+                    f" WHERE {condition} AND {column} IS NOT NULL AND {same_model}"
+                    f" ORDER BY {distance} LIMIT %(vector_limit)s)"
+                )
+            if owned:
+                branches.append(
+                    f"(SELECT id FROM ({' UNION ALL '.join(owned)}) owned"  # noqa: S608
+                    f" ORDER BY distance LIMIT %(vector_limit)s)"
+                )
+        return branches
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "vector": vector_literal(self.primary) if self.primary is not None else None,
+            "model": self.primary_model,
+            "multilingual_vector": (
+                vector_literal(self.multilingual) if self.multilingual is not None else None
+            ),
+            "multilingual_model": self.multilingual_model,
+        }
+
+
 def candidate_sql(
     scope: RecallScope,
-    query_vector: np.ndarray,
+    vectors: QueryVectors,
     terms: list[int],
     keyword_ids: list[uuid.UUID],
     exact: bool,
     vector_limit: int = VECTOR_CANDIDATES,
-    *,
-    model: str,
 ) -> tuple[str, dict[str, Any]]:
-    """The nearest memories by embedding (HNSW, or `exact`ly) and the keyword candidates,
-    fetched by primary key with their similarities to the query and their query-term counts,
-    and then (its last columns) the SERVED_FIELDS.
+    """The nearest memories by embedding (HNSW, or `exact`ly; by each model the query
+    `vectors` use) and the keyword candidates, fetched by primary key with their
+    similarities to the query and their query-term counts, and then (its last columns) the
+    SERVED_FIELDS.
 
-    Only vectors of the query's `model` are compared with it: a memory embedded by another
+    Only vectors of the query's models are compared with it: a memory embedded by another
     model (the configured model changed, and `reembed` has not reached it yet) is found by
     its keywords alone, its vector similarities 0, never a score across two models' spaces."""
     where, params = scope.condition()
-    distance = "embedding <=> %(vector)s::vector"
-    if exact:
-        distance = f"({distance}) + 0"  # an order the HNSW index cannot serve: compare all
-    # The subject's nearest and the shared nearest are searched apart, then merged: a
-    # condition on one owner is one the planner can serve well (an index walk filtered by
-    # subject, or an exact scan of a few shared rows), "subject OR shared" is not.
-    branches = []
-    for owner in scope.owners():
-        condition, _ = scope.condition(owner)
-        branches.append(
-            f"(SELECT id, {distance} AS distance FROM {MEMORY_TABLE} WHERE {condition}"  # noqa: S608
-            f" AND embedding IS NOT NULL AND embedding_model = %(model)s"
-            f" ORDER BY {distance} LIMIT %(vector_limit)s)"
-        )
+    branches = vectors.nearest_branches(scope, exact)
     if not branches:  # neither a subject nor shared memories: nothing to search
-        branches.append("(SELECT NULL::uuid AS id, 0::float8 AS distance WHERE false)")
+        branches.append("(SELECT NULL::uuid AS id WHERE false)")
     count = len(set(terms))
+    # Without a primary vector the multilingual similarity stands for the context one too.
+    context = vectors.similarity("context_embedding")
     # Only fixed fragments and term numbers are interpolated; every value is a parameter.
     sql = f"""
-        WITH nearest AS MATERIALIZED (
-            SELECT id FROM ({" UNION ALL ".join(branches)}) branches
-            ORDER BY distance LIMIT %(vector_limit)s
-        )
+        WITH nearest AS MATERIALIZED ({" UNION ".join(branches)})
         SELECT m.id, m.session_key, m.position, m.importance,
                m.id IN (SELECT id FROM nearest) AS nearest,
                cardinality(m.token_index) AS own_length,
                cardinality(m.context_index) AS context_length,
                {term_counts("m.token_index", count)} AS own_tf,
                {term_counts("m.context_index", count)} AS context_tf,
-               CASE WHEN m.embedding_model = %(model)s
-                    THEN COALESCE(1 - (m.embedding <=> %(vector)s::vector), 0) ELSE 0
-               END AS vector_similarity,
-               CASE WHEN m.embedding_model = %(model)s
-                    THEN COALESCE(1 - (m.context_embedding <=> %(vector)s::vector), 0) ELSE 0
-               END AS context_similarity,
+               {vectors.similarity()} AS vector_similarity,
+               {context} AS context_similarity,
+               m.latin_script,
                m.metadata ->> 'speaker' AS speaker,
                (EXTRACT(EPOCH FROM (now() - COALESCE(m.occurred_at, m.created_at))) / 86400.0)
                    ::float8 AS age_days,
@@ -294,12 +363,7 @@ def candidate_sql(
         WHERE m.id IN (SELECT id FROM nearest UNION SELECT unnest(%(keyword_ids)s::uuid[]))
           AND {where}
     """  # noqa: S608
-    params.update(
-        vector=vector_literal(query_vector),
-        model=model,
-        vector_limit=vector_limit,
-        keyword_ids=keyword_ids,
-    )
+    params.update(vectors.params(), vector_limit=vector_limit, keyword_ids=keyword_ids)
     params.update({f"term_{i}": term for i, term in enumerate(sorted(set(terms)))})
     return sql, params
 
@@ -354,9 +418,9 @@ def term_counts(column: str, count: int) -> str:
 
 
 def population_stats(scope: RecallScope) -> dict[str, Any]:
-    """Document count (also of those with an embedding), average (neighbour-weighted)
-    length and the common terms (see COMMON_TERM_SHARE) with their document frequencies, of
-    the searched population.
+    """Document count (also of those with an embedding of each model, and of those not in
+    Latin script), average (neighbour-weighted) length and the common terms (see
+    COMMON_TERM_SHARE) with their document frequencies, of the searched population.
 
     BM25 needs only their rough size, which changes slowly, so they are cached for a few
     minutes instead of scanning every memory of a large subject on each recall.
@@ -373,11 +437,12 @@ def population_stats(scope: RecallScope) -> dict[str, Any]:
         length = "token_count + %(context_weight)s * cardinality(context_index)"
         with connection.cursor() as cursor:
             sql = (
-                f"SELECT count(*), count(embedding), avg({length})"  # noqa: S608
+                f"SELECT count(*), count(embedding), avg({length}),"  # noqa: S608
+                f" count(multilingual_embedding), count(*) FILTER (WHERE NOT latin_script)"
                 f" FROM {MEMORY_TABLE} WHERE {where}"
             )
             cursor.execute(sql, params)
-            documents, embedded, length = cursor.fetchone()
+            documents, embedded, length, multilingual, other_script = cursor.fetchone()
             common: dict[int, int] = {}
             params["threshold"] = max(int(COMMON_TERM_SHARE * documents), COMMON_TERM_MEMORIES)
             if documents > params["threshold"]:  # else no term can be common
@@ -392,6 +457,8 @@ def population_stats(scope: RecallScope) -> dict[str, Any]:
         stats = {
             "documents": documents,
             "embedded": embedded,
+            "embedded_multilingual": multilingual,
+            "other_script": other_script,
             "length": float(length or 0.0),
             "common": common,
         }

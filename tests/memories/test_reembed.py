@@ -45,20 +45,20 @@ def reembed(*args: str) -> str:
 def test_it_embeds_everything_from_another_model_and_then_nothing(memories: list[Memory]) -> None:
     before = {m.pk: np.asarray(m.embedding) for m in Memory.objects.all()}
     set_provider(OtherModel())
-    assert "Embedded 5 memories with test:other-model" in reembed()
+    assert "Embedded 5 vectors with test:other-model; recall: primary." in reembed()
     after = Memory.objects.all()
     assert {m.embedding_model for m in after} == {"test:other-model"}
     assert all(not np.allclose(before[m.pk], np.asarray(m.embedding)) for m in after)
     assert AuditEvent.objects.filter(action="memory.reembed").count() == 1
-    assert "Embedded 0 memories" in reembed()
+    assert "Embedded 0 vectors" in reembed()
 
 
 @pytest.mark.django_db
 def test_an_interrupted_run_resumes_where_it_stopped(memories: list[Memory]) -> None:
     set_provider(OtherModel())
-    assert "Embedded 2 memories" in reembed("--limit", "2", "--batch-size", "1")
+    assert "Embedded 2 vectors" in reembed("--limit", "2", "--batch-size", "1")
     assert Memory.objects.filter(embedding_model="test:other-model").count() == 2
-    assert "Embedded 3 memories" in reembed()
+    assert "Embedded 3 vectors" in reembed()
     assert Memory.objects.exclude(embedding_model="test:other-model").count() == 0
 
 

@@ -690,6 +690,7 @@ def test_served_memories_are_the_rows_as_the_orm_reads_them_without_a_second_que
     assert served.get_deferred_fields() == {
         "embedding",
         "context_embedding",
+        "multilingual_embedding",
         "token_index",
         "context_index",
     }
