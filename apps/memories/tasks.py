@@ -25,11 +25,11 @@ def vacuum_data_keys() -> None:
 
 
 @shared_task(name="memories.reembed")
-def reembed() -> int:
+def reembed(batch_size: int = 256) -> int:
     """Fill the configured models' vectors (`memories_reembed`). Resumable: a worker killed
     mid-way leaves the task unacknowledged, and the next worker continues where it stopped
     (each batch commits)."""
     from apps.audit.actors import Actor
     from apps.memories.services import memories_reembed
 
-    return memories_reembed(actor=Actor.system("job:reembed"))
+    return memories_reembed(actor=Actor.system("job:reembed"), batch_size=batch_size)

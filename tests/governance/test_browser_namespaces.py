@@ -164,3 +164,47 @@ def test_the_demo_s_review_queue_offers_only_real_duplicates(
             shorter, longer = (set(tokenize(text)) for text in sorted(pair, key=len))
             assert shorter <= longer, pair  # one says what the other says, or less
         context.close()
+
+
+def test_the_overview_shows_staff_how_far_the_vectors_are_filled(
+    cast: Cast, live_server: Any, browser: Any, use_multilingual: object
+) -> None:
+    """The cast's memories were written before the multilingual model was on: the status
+    card shows its fill under way, in Chinese; after `reembed`, every memory embedded."""
+    from django.contrib.auth.models import User
+
+    from apps.audit.actors import Actor
+    from apps.memories.multilingual import set_multilingual_provider
+    from apps.memories.services import memories_reembed
+    from tests.browser import PASSWORD
+
+    User.objects.create_superuser("root", "root@example.com", PASSWORD)
+    set_multilingual_provider(use_multilingual)  # type: ignore[arg-type]
+    try:
+        total = Memory.objects.count()
+        context = browser.new_context(locale="zh-CN")
+        page = context.new_page()
+        log_in(page, live_server.url, "root")
+        page.goto(f"{live_server.url}/")
+        status = page.locator("#status")
+        assert "召回仅由主模型比较。" in status.inner_text()
+        multilingual = status.locator("dt:has-text('多语言模型') + dd")
+        assert f"已完成 0 / {total} 条记忆" in multilingual.inner_text()
+        assert multilingual.locator("progress").get_attribute("max") == str(total)
+        context.close()
+
+        memories_reembed(actor=Actor.system("tests"))
+        page = log_in_page(browser, live_server.url)
+        page.goto(f"{live_server.url}/")
+        status = page.locator("#status")
+        assert "every other pair by the multilingual one" in status.inner_text()
+        assert status.get_by_text("every memory embedded").count() == 2
+        assert axe_problems(page) == []
+    finally:
+        set_multilingual_provider(None)
+
+
+def log_in_page(browser: Any, url: str) -> Any:
+    page = browser.new_context().new_page()
+    log_in(page, url, "root")
+    return page

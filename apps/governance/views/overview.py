@@ -14,7 +14,8 @@ from apps.governance.views.access import (
     page_context,
 )
 from apps.namespaces.selectors import namespaces_for_user
-from memoryhub.health import Health, current_health
+from apps.memories import vector_spaces
+from memoryhub.health import current_health
 
 # --- Overview ------------------------------------------------------------------------------
 
@@ -32,8 +33,8 @@ def overview(request: DashboardRequest, slug: str | None = None) -> HttpResponse
         context = {"namespace": None}
     template = "governance/overview.html"
     if request.htmx:  # the system status card polls itself
-        return render(request, template + "#status", {"health": _health(request)})
-    context.update(namespaces=namespaces, health=_health(request))
+        return render(request, template + "#status", _status(request))
+    context.update(namespaces=namespaces, **_status(request))
     if namespaces:
         snapshot = overview_snapshot(namespaces=namespaces)
         context.update(
@@ -45,5 +46,12 @@ def overview(request: DashboardRequest, slug: str | None = None) -> HttpResponse
     return render(request, template, context)
 
 
-def _health(request: DashboardRequest) -> Health | None:
-    return current_health() if request.user.is_staff else None
+def _status(request: DashboardRequest) -> dict[str, object]:
+    """System status, for staff only: health, and how far each vector column is filled."""
+    if not request.user.is_staff:
+        return {"health": None}
+    return {
+        "health": current_health(),
+        "vectors": vector_spaces.fills(),
+        "vector_mode": vector_spaces.serving().mode,
+    }

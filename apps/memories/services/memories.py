@@ -560,10 +560,12 @@ def _fill_column(
     whole = memory_ids is None
     if whole:
         fill, _ = VectorFill.objects.get_or_create(column=column, model=provider.name)
-        fill.total = Memory.objects.count()
-        fill.done = fill.total - pending.count()
-        fill.started_at = fill.started_at or timezone.now()
-        fill.save(update_fields=["total", "done", "started_at"])
+        total = Memory.objects.count()
+        # Counted once, when a fill first starts: a conditional update that matches no row
+        # takes no lock, so a resumed run does not wait on whoever reads the row.
+        VectorFill.objects.filter(pk=fill.pk, started_at__isnull=True).update(
+            started_at=timezone.now(), total=total, done=total - pending.count()
+        )
     done = 0
     while limit is None or done < limit:
         with transaction.atomic():
@@ -591,12 +593,12 @@ def _fill_column(
             if column == VectorColumn.PRIMARY:
                 refresh_neighbour_context(embedded)
             done += len(embedded)
-            if whole:
-                fill.done = F("done") + len(embedded)
-                fill.updated_at = timezone.now()
-                fill.save(update_fields=["done", "updated_at"])
-                fill.refresh_from_db(fields=["done"])
+            if whole:  # committed with the batch's vectors
+                VectorFill.objects.filter(pk=fill.pk).update(
+                    done=F("done") + len(embedded), updated_at=timezone.now()
+                )
         if progress is not None and whole:
+            fill.refresh_from_db()
             progress(fill)
     if whole and not pending.exists():
         vector_spaces.mark_complete(column, provider.name, done=Memory.objects.count())
