@@ -40,6 +40,8 @@ Return only JSON: {"memories": [{"content": str, "kind": "semantic" | "procedura
 - One atomic fact per memory: "I live in Hangzhou and work as a chef" is two.
 - Write each as one short third-person sentence ("The user lives in Shanghai.", "The
   user's sister lives in Paris."), without time words: put times in the date fields.
+- Write each in the language of the turn it comes from, never translated: a Chinese turn
+  gives a Chinese fact ("用户住在深圳。"), an English turn an English one.
 - "slot" names what the fact is about. One value at a time: home, job, employer, name,
   diet, marital, age, origin, study, "favourite <thing>". One of several: "allergy:<what>",
   "pet:<name>", "plan:<what>", "event:<what>", "condition:<what>", "medication:<what>",

@@ -5,6 +5,7 @@ cross- or mixed-language ones)."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections import Counter
 from pathlib import Path
@@ -32,3 +33,27 @@ def test_each_set_loads_whole_with_its_questions(name: str) -> None:
         languages.update(item["lang"] for item in raw)
     assert languages["zh"] >= 40
     assert sum(languages[case] for case in CROSS) >= 20
+
+
+@pytest.mark.django_db
+def test_the_default_models_hold_the_floor_on_the_bilingual_tuning_set() -> None:
+    """Recall on the bilingual tuning set with the shipped models (the primary and the
+    multilingual one), by language case. An English-only model falls far below these floors
+    (zh 0.73, en->zh 0.61, zh->en 0.54 recall@10: bench/RESULTS.md). The set is tuned on:
+    the figures reported are measured on the holdout set."""
+    from django.core.management import call_command
+
+    from apps.memories.embeddings import set_provider
+    from apps.memories.multilingual import set_multilingual_provider
+
+    set_provider(None)  # the configured (real, offline) models, not the test embedder
+    set_multilingual_provider(None, built=False)
+    out = io.StringIO()
+    call_command("recall_eval", str(DATA / "bilingual-dev"), "--json", stdout=out)
+    summary = json.loads(out.getvalue().strip().splitlines()[-1])
+    print(json.dumps(summary["languages"]))  # the figures, in the test log
+    languages = summary["languages"]
+    assert languages["zh"]["recall@10"] >= 0.80  # 0.843 measured, AMD EPYC
+    assert languages["en->zh"]["recall@10"] >= 0.90  # 0.947
+    assert languages["zh->en"]["recall@10"] >= 0.90  # 0.962
+    assert languages["mixed"]["recall@10"] >= 0.74  # 0.783

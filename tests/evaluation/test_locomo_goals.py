@@ -13,6 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.memories.embeddings import set_provider
+from apps.memories.multilingual import set_multilingual_provider
 from apps.recall.relevance import DEFAULT_MIN_RELEVANCE
 from tests.conftest import PROJECT_ROOT
 
@@ -26,7 +27,8 @@ def test_recall_on_locomo_dev_meets_the_goal() -> None:
         if os.environ.get("MEMORYHUB_REQUIRE_SHARED_DATA") == "1":
             pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_SHARED_DATA=1 forbids skipping.")
         pytest.skip(reason)
-    set_provider(None)  # the configured (real, offline) model, not the test embedder
+    set_provider(None)  # the configured (real, offline) models, not the test embedder
+    set_multilingual_provider(None, built=False)
     out = io.StringIO()
     call_command(
         "recall_eval", "--format", "locomo", str(LOCOMO_DEV), "--json",

@@ -127,11 +127,13 @@ def test_it_passes_axe_on_the_namespace_pages(cast: Cast, live_server: Any, cont
 
 
 def test_the_demo_s_review_queue_offers_only_real_duplicates(
-    live_server: Any, browser: Any
+    live_server: Any, browser: Any, multilingual: object
 ) -> None:
-    """With an English-only model every Chinese fact sits on one point: the queue must still
-    not offer to merge "用户住在深圳" with "用户是程序员" (a person pressing m would lose one),
-    in the English page or the Chinese one."""
+    """As shipped: a primary model that reads no Chinese (every Chinese fact on one point,
+    as all-MiniLM-L6-v2) beside the multilingual one, which compares the Chinese pairs. The
+    queue must not offer to merge "用户住在深圳" with "用户是程序员" (a person pressing m would
+    lose one), in the English page or the Chinese one. (The primary model alone: the unit
+    tests of duplicate_pairs.)"""
     from django.contrib.auth.models import User
 
     from apps.memories.embeddings import set_provider

@@ -79,6 +79,8 @@ def test_valid_llm_output_is_stored_and_the_prompt_has_no_system_or_recalled_tex
     assert "secret-keeping" not in sent
     assert "likes cats" not in sent
     assert llm.headers[0]["Authorization"] == "Bearer stub-key"
+    # The contract asks for each fact in its turn's language, untranslated.
+    assert "in the language of the turn it comes from, never translated" in sent
     # The summarizer asked the same endpoint; its answer is the session's summary, encrypted.
     summary = SessionSummary.objects.get()
     assert open_row(keys, summary, acme.namespace.pk, semantic.subject_id) == llm.reply
