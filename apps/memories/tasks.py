@@ -30,6 +30,6 @@ def reembed(batch_size: int = 256) -> int:
     mid-way leaves the task unacknowledged, and the next worker continues where it stopped
     (each batch commits)."""
     from apps.audit.actors import Actor
-    from apps.memories.services import memories_reembed
+    from apps.memories.vector_fill import memories_reembed
 
     return memories_reembed(actor=Actor.system("job:reembed"), batch_size=batch_size)

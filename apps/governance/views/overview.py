@@ -13,8 +13,8 @@ from apps.governance.views.access import (
     namespace_for_request,
     page_context,
 )
-from apps.namespaces.selectors import namespaces_for_user
 from apps.memories import vector_spaces
+from apps.namespaces.selectors import namespaces_for_user
 from memoryhub.health import current_health
 
 # --- Overview ------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ from apps.memories.services.memories import (
     capture_check,
     memories_create_bulk,
     memories_insert,
-    memories_reembed,
     memory_archive,
     memory_create,
     memory_delete,
@@ -37,6 +36,7 @@ from apps.memories.services.subjects import (
     subject_get_or_create,
     subject_set_paused,
 )
+from apps.memories.vector_fill import memories_reembed
 
 __all__ = [
     "BULK_ACTIONS",
