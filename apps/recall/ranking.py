@@ -5,6 +5,8 @@ computes the score components and the fused score:
 
     F = w_kw * mm(BM25 over turn + neighbour tokens)
       + w_vec * mm(cos(query, embedding)) + w_ctx * mm(cos(query, neighbour-weighted embedding))
+    (a memory no keyword can match, in another script than the query: its similarity terms
+    alone, scaled by (w_kw + w_vec + w_ctx) / (w_vec + w_ctx))
     F += session_boost * max F in the same session            (the topic is there)
     F += window_boost * max F of the turns within two places   (the answer follows the cue)
     F += speaker_boost when the query names exactly one speaker (it is about them)
@@ -65,6 +67,10 @@ class Candidates:
     speaker: list[str]  # "" when unknown
     recency: np.ndarray  # 0..1, 1 = now
     importance: np.ndarray  # 0..1
+    # (n,) True where the keyword score cannot see the memory: written in another script
+    # than the query (a Chinese fact, an English question), none of the query's terms in it.
+    # Such a memory's fused score is its similarities', scaled to the full weight (`score`).
+    keyword_blind: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.session)
@@ -91,15 +97,39 @@ class Scored:
     importance: np.ndarray
 
 
+# Han characters, kana and Hangul: text without spaces between words, which the keyword
+# index reads one character a token (apps/memories/keyword_index.py).
+_CJK = re.compile(
+    r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+)
+# Chinese interrogative characters (什么, 哪里, 谁, 几, 怎么, 吗, 呢): a closed word class.
+_CJK_QUESTION = re.compile(r"[吗呢么哪谁几怎]")
+CJK_KEYWORD_LIKE_CHARACTERS = 6  # about three words
+# A question in Chinese, Japanese or Korean matches memories one character at a time: a
+# shared character is weak evidence (的, 在, 是 match most memories), so the keyword score
+# counts this share of its weight there (bench/RESULTS.md: measured on the bilingual tuning
+# sets, conversations and facts).
+CJK_KEYWORD_SHARE = 0.2
+
+
 def is_keyword_like(query: str) -> bool:
-    """Short, question-less queries ("hiking boots", "allergy") lean on keywords."""
-    words = re.findall(r"\w+", query.lower())
-    return len(words) <= 3 and "?" not in query and not (words and words[0] in _QUESTION_WORDS)
+    """Short, question-less queries ("hiking boots", "allergy", "花生过敏") lean on keywords."""
+    characters = len(_CJK.findall(query))
+    words = re.findall(r"\w+", _CJK.sub(" ", query).lower())
+    if "?" in query or "\uff1f" in query or _CJK_QUESTION.search(query):
+        return False
+    return (
+        len(words) <= 3
+        and characters <= CJK_KEYWORD_LIKE_CHARACTERS
+        and not (words and words[0] in _QUESTION_WORDS)
+    )
 
 
 def adapt(weights: Weights, query: str) -> Weights:
     if is_keyword_like(query):
         return replace(weights, vector=weights.vector / 2, context=weights.context / 2)
+    if _CJK.search(query):
+        return replace(weights, keyword=weights.keyword * CJK_KEYWORD_SHARE)
     return weights
 
 
@@ -144,8 +174,16 @@ def score(candidates: Candidates, *, query: str, corpus: Corpus, weights: Weight
         candidates, corpus, k1=weights.bm25_k1, b=weights.bm25_b, neighbour=weights.neighbour_tokens
     )
     vector, context = candidates.vector, candidates.context
-    fused = weights.keyword * min_max(keyword) + weights.vector * min_max(vector)
-    fused = fused + weights.context * min_max(context)
+    similar = weights.vector * min_max(vector) + weights.context * min_max(context)
+    fused = weights.keyword * min_max(keyword) + similar
+    blind = candidates.keyword_blind
+    if blind is not None and blind.any() and weights.vector + weights.context > 0:
+        # No keyword can match across scripts: its absence says nothing of such a memory,
+        # which is scored by what can be seen, on the same scale as the others.
+        full = (weights.keyword + weights.vector + weights.context) / (
+            weights.vector + weights.context
+        )
+        fused = np.where(blind, similar * full, fused)
 
     boosts = np.zeros(n)
     by_session: dict[str, list[int]] = {}

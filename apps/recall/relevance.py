@@ -66,6 +66,15 @@ SUPPORT_RANK = -1.03
 SUPPORT_BIAS = -0.19
 SUPPORT_SOFTENING = 0.25
 
+# The multilingual model's cosines run on another scale than the primary model's (a
+# Chinese paraphrase of a stored fact scores 0.2-0.5 there): a cosine it gave is mapped onto
+# the primary model's scale, `scale * cosine + shift`, before `answerability` reads it.
+# Fitted as the answerable regression's cosine term on the bilingual tuning set's questions
+# in Chinese (asked of their own conversation, and of the others'), its other terms kept
+# (bench/fit_multilingual_relevance.py); checked on the holdout set (bench/RESULTS.md).
+MULTILINGUAL_COSINE_SCALE = 2.880
+MULTILINGUAL_COSINE_SHIFT = -0.514
+
 _WORD = re.compile(r"\w+")
 
 
@@ -77,6 +86,14 @@ def capitalised_words(query: str) -> list[str]:
     """The query's words written with a capital, but for its first (names, mostly)."""
     words = _WORD.findall(query)
     return [word for word in words[1:] if word[:1].isupper()]
+
+
+def on_primary_scale(vector: np.ndarray, multilingual: np.ndarray) -> np.ndarray:
+    """The candidates' cosines, those the multilingual model gave (`multilingual`, a mask)
+    mapped onto the primary model's scale."""
+    vector = np.asarray(vector, dtype=np.float64)
+    mapped = MULTILINGUAL_COSINE_SCALE * vector + MULTILINGUAL_COSINE_SHIFT
+    return np.where(np.asarray(multilingual, dtype=bool), mapped, vector)
 
 
 def inverse_document_frequency(documents: int, document_frequency: np.ndarray) -> np.ndarray:
@@ -166,6 +183,7 @@ __all__ = [
     "answerability",
     "capitalised_words",
     "inverse_document_frequency",
+    "on_primary_scale",
     "relevance",
     "support",
 ]

@@ -177,7 +177,7 @@ def recall_memories(
 
     mark = time.perf_counter()
     term_array = np.asarray(sorted(set(terms)), dtype=np.int64)
-    candidates = _as_candidates(candidate_rows, term_array, half_life)
+    candidates = _as_candidates(candidate_rows, term_array, half_life, latin_query)
     corpus = ranking.Corpus(
         documents=stats["documents"] or 0,
         average_length=float(stats["length"] or 0.0),
@@ -197,7 +197,10 @@ def recall_memories(
             order = np.asarray(top + [i for i in scored.order if i not in reranked])[:k]
     if mmr_lambda is not None and len(candidates):
         order = _diversify(candidate_rows, scored, k, mmr_lambda, vectors)
-    relevances = _relevances(query, candidates, corpus, scored, order, term_array, keys, namespace)
+    by_multilingual = _by_multilingual(vectors, candidate_rows)
+    relevances = _relevances(
+        query, candidates, by_multilingual, corpus, scored, order, term_array, keys, namespace
+    )
     if min_relevance is not None:
         # Left out before anything is read or logged: the log lists what was served.
         kept = relevances >= min_relevance
@@ -254,7 +257,7 @@ def recall_memories(
 
 
 def _as_candidates(
-    rows: list[dict[str, Any]], terms: np.ndarray, half_life_days: float
+    rows: list[dict[str, Any]], terms: np.ndarray, half_life_days: float, latin_query: bool
 ) -> ranking.Candidates:
     ages = np.array([row["age_days"] for row in rows], dtype=np.float64)
     width = terms.size
@@ -265,9 +268,12 @@ def _as_candidates(
             return np.zeros((len(rows), width))
         return np.array([row[column] for row in rows], dtype=np.float64).reshape(-1, width)
 
+    own_tf, context_tf = counts("own_tf"), counts("context_tf")
+    matched = (own_tf + context_tf).sum(axis=1) > 0 if width else np.zeros(len(rows), dtype=bool)
+    other_script = np.array([row["latin_script"] != latin_query for row in rows], dtype=bool)
     return ranking.Candidates(
-        own_tf=counts("own_tf"),
-        context_tf=counts("context_tf"),
+        own_tf=own_tf,
+        context_tf=context_tf,
         own_length=np.array([row["own_length"] or 0 for row in rows], dtype=np.float64),
         context_length=np.array([row["context_length"] or 0 for row in rows], dtype=np.float64),
         vector=np.array([row["vector_similarity"] for row in rows], dtype=np.float64),
@@ -277,12 +283,23 @@ def _as_candidates(
         speaker=[row["speaker"] or "" for row in rows],
         recency=ranking.recency_weight(ages, half_life_days),
         importance=np.array([row["importance"] for row in rows], dtype=np.float64),
+        keyword_blind=other_script & ~matched,
     )
+
+
+def _by_multilingual(vectors: statements.QueryVectors, rows: list[dict[str, Any]]) -> np.ndarray:
+    """Which candidates the multilingual model compared with the query (a mask)."""
+    if vectors.multilingual is None:
+        return np.zeros(len(rows), dtype=bool)
+    if vectors.primary is None:
+        return np.ones(len(rows), dtype=bool)
+    return np.array([not row["latin_script"] for row in rows], dtype=bool)
 
 
 def _relevances(
     query: str,
     candidates: ranking.Candidates,
+    by_multilingual: np.ndarray,
     corpus: ranking.Corpus,
     scored: ranking.Scored,
     order: np.ndarray,
@@ -300,7 +317,7 @@ def _relevances(
         else set()
     )
     return relevance.relevance(
-        vector=candidates.vector,
+        vector=relevance.on_primary_scale(candidates.vector, by_multilingual),
         matched=(candidates.own_tf + candidates.context_tf) > 0,
         idf=relevance.inverse_document_frequency(corpus.documents, corpus.document_frequency),
         absent_names=relevance.absent_name_count(capitalised, terms, corpus.document_frequency),

@@ -75,6 +75,57 @@ def test_keyword_like_queries_lean_on_keywords() -> None:
     assert ranking.adapt(ranking.Weights(), "boots").vector == ranking.Weights().vector / 2
 
 
+@pytest.mark.parametrize(
+    ("query", "keyword_like"),
+    [
+        ("花生过敏", True),  # a term, as typed in a search box
+        ("旺财", True),
+        ("他做什么工作？", False),  # one run of characters, but a question
+        ("他住在哪", False),  # an interrogative character
+        ("用户每个周末去郊区爬山和露营", False),  # longer than a few words
+        ("深圳 hiking", True),
+    ],
+)
+def test_chinese_queries_are_keyword_like_only_when_short_and_not_questions(
+    query: str, keyword_like: bool
+) -> None:
+    assert ranking.is_keyword_like(query) is keyword_like
+
+
+def test_a_chinese_question_leans_on_its_vectors_not_on_shared_characters() -> None:
+    weights = ranking.Weights()
+    adapted = ranking.adapt(weights, "他做什么工作？")
+    assert adapted.keyword == pytest.approx(weights.keyword * ranking.CJK_KEYWORD_SHARE)
+    assert adapted.vector == weights.vector
+    assert ranking.adapt(weights, "What does he do for a living?") == weights
+
+
+def test_a_memory_no_keyword_can_see_is_scored_on_the_full_scale() -> None:
+    """An English question, a Chinese fact: no term can match it, so its similarities alone
+    make its fused score, scaled to the full weight; an English fact that matches the
+    question's words keeps its keyword score."""
+    rows = candidates(
+        3,
+        own_tf=np.array([[1.0], [1.0], [0.0]]),
+        vector=np.array([0.3, 0.2, 0.5]),
+        context=np.array([0.3, 0.2, 0.5]),
+        keyword_blind=np.array([False, False, True]),
+    )
+    corpus = ranking.Corpus(documents=3, average_length=10, document_frequency=np.array([2]))
+    weights = ranking.Weights()
+    scored = ranking.score(rows, query="Where does the user live?", corpus=corpus, weights=weights)
+    full = weights.keyword + weights.vector + weights.context
+    assert scored.final[2] == pytest.approx(full)  # the best similarity, on the full scale
+    assert int(scored.order[0]) == 2
+    seen = ranking.score(
+        candidates(3, own_tf=rows.own_tf, vector=rows.vector, context=rows.context),
+        query="Where does the user live?",
+        corpus=corpus,
+        weights=weights,
+    )
+    assert int(seen.order[0]) == 0  # unseen, its missing keywords would sink it
+
+
 def test_recency_halves_every_half_life() -> None:
     assert ranking.recency_weight(np.array([0.0, 30.0, 60.0]), 30.0).tolist() == [1.0, 0.5, 0.25]
 

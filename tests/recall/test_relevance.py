@@ -124,3 +124,19 @@ def test_absent_name_count_counts_capitalised_terms_with_no_document() -> None:
     assert relevance.absent_name_count({11, 22}, terms, frequency) == 2
     assert relevance.absent_name_count(set(), terms, frequency) == 0
     assert relevance.absent_name_count({44}, terms, frequency) == 0
+
+
+def test_only_the_multilingual_model_s_cosines_are_mapped_onto_the_primary_scale() -> None:
+    cosines = np.array([0.45, 0.45, 0.27])
+    mapped = relevance.on_primary_scale(cosines, np.array([False, True, True]))
+    scale, shift = relevance.MULTILINGUAL_COSINE_SCALE, relevance.MULTILINGUAL_COSINE_SHIFT
+    assert mapped.tolist() == pytest.approx([0.45, scale * 0.45 + shift, scale * 0.27 + shift])
+    # The multilingual model's typical answerable cosine reads as answerable, and its
+    # typical unrelated one as not (bench/RESULTS.md: quartiles of the tuning set).
+    answerable = relevance.answerability(
+        vector=mapped[1:2], matched=np.zeros((1, 0)), idf=np.zeros(0), absent_names=0
+    )
+    unrelated = relevance.answerability(
+        vector=mapped[2:3], matched=np.zeros((1, 0)), idf=np.zeros(0), absent_names=0
+    )
+    assert answerable > 0.5 > unrelated
