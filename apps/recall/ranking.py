@@ -125,10 +125,13 @@ def is_keyword_like(query: str) -> bool:
     )
 
 
-def adapt(weights: Weights, query: str) -> Weights:
+def adapt(weights: Weights, query: str, *, vectors_read_cjk: bool = False) -> Weights:
+    """The weights for this query: a keyword-like one leans on keywords; a question in
+    Chinese (Japanese, Korean) on the vectors, where a model that reads it compares them
+    (`vectors_read_cjk`: an English-only model's vectors tell Chinese texts nothing)."""
     if is_keyword_like(query):
         return replace(weights, vector=weights.vector / 2, context=weights.context / 2)
-    if _CJK.search(query):
+    if vectors_read_cjk and _CJK.search(query):
         return replace(weights, keyword=weights.keyword * CJK_KEYWORD_SHARE)
     return weights
 

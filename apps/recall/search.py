@@ -135,7 +135,7 @@ def recall_memories(
         subject = keys.subject_with_keys(namespace.pk, subject_external_id)
         scope = RecallScope(namespace, subject, include_shared, filters, every_subject)
         terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
-        weights = ranking.adapt(weights, query)
+        weights = ranking.adapt(weights, query, vectors_read_cjk=spaces.mode != "primary")
         stats = statements.population_stats(scope.unfiltered())
         # Filters narrow the population: its statistics are then only counted where needed.
         known = stats.get("common", {}) if filters == RecallFilters() else {}

@@ -94,10 +94,14 @@ def test_chinese_queries_are_keyword_like_only_when_short_and_not_questions(
 
 def test_a_chinese_question_leans_on_its_vectors_not_on_shared_characters() -> None:
     weights = ranking.Weights()
-    adapted = ranking.adapt(weights, "他做什么工作？")
+    adapted = ranking.adapt(weights, "他做什么工作？", vectors_read_cjk=True)
     assert adapted.keyword == pytest.approx(weights.keyword * ranking.CJK_KEYWORD_SHARE)
     assert adapted.vector == weights.vector
-    assert ranking.adapt(weights, "What does he do for a living?") == weights
+    assert ranking.adapt(weights, "What does he do for a living?", vectors_read_cjk=True) == (
+        weights
+    )
+    # An English-only model's vectors tell Chinese texts nothing: keywords keep their weight.
+    assert ranking.adapt(weights, "他做什么工作？") == weights
 
 
 def test_a_memory_no_keyword_can_see_is_scored_on_the_full_scale() -> None:
