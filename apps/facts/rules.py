@@ -28,6 +28,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from apps.facts import vocabulary
+
 # --- data -----------------------------------------------------------------------------------
 
 
@@ -634,7 +636,16 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
             ),
             "home",
         ),
-        (_p(r"^(?:am|is)\s+(?:now\s+)?at\s+(?P<v>(?-i:[A-Z])\S.*)"), "employer"),
+        # "left Spotify, I'm at Shopify now": being at a place says where one works only
+        # right after leaving an employer (`_Clause.left_employer`); alone ("I'm at Home
+        # Depot looking for paint") it says nothing of work.
+        (
+            _p(
+                r"^(?:am|is)\s+(?:now\s+)?at\s+(?P<v>(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*)*)"
+                r"(?:\s+now)?(?:,.*)?$"
+            ),
+            "employer-after-leaving",
+        ),
         (
             _p(
                 r"^(?:started|start|am starting|began|begun)\s+(?:taking|on)\s+"
@@ -1309,6 +1320,7 @@ class _Clause:
         self.only = False  # "I'm only allergic to X": the other allergies end
         self.renaming = False  # "we renamed the parrot ... he's Captain now"
         self.new_value = ""  # "Correction: it's actually cashews": a value whose slot comes later
+        self.left_employer = False  # a clause ended an employer ("I left Spotify")
 
 
 def _english_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact]:
@@ -1317,15 +1329,38 @@ def _english_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> 
         match = pattern.search(pred)
         if not match:
             continue
+        if kind == "employer-after-leaving":
+            if not carry.left_employer:
+                continue
+            kind = "employer"
         facts = _build(kind, match, who, correction, carry)
         if facts is None:
             continue
+        if any(
+            e.slot.endswith("employer") or e.group.endswith("employer")
+            for f in facts
+            for e in f.ends
+        ):
+            carry.left_employer = True
         negated = match.groupdict().get("neg")
         if negated and kind in ("allergy", "home", "job", "employer", "diet", "condition",
                                 "condition-adj", "medication", "opinion", "marital"):  # fmt: skip
             carry.negated = (kind, who)
         return facts
     return []
+
+
+_LIVING = re.compile(
+    r"^(?:do\s+|does\s+)?(?:not\s+|no\s+longer\s+|never\s+)?(?:live|lives|am living"
+    r"|is living|are living|reside|resides|am staying|is staying)\b",
+    re.I,
+)
+_PLACE_NAME = re.compile(r"(?-i:\b[A-Z][\w'.-]+)")
+_PASSING_STAY = re.compile(
+    r"\b(?:hotel|hostel|airbnb|tonight|this week(?:end)?|for the (?:night|week(?:end)?|holidays?)"
+    r"|for (?:a|two|three|a few) (?:days|nights|weeks)|on (?:holiday|vacation|a trip))\b",
+    re.I,
+)
 
 
 def _value(match: re.Match[str], group: str = "v") -> str:
@@ -1394,6 +1429,11 @@ def _build(
     if kind == "home":
         value = _value(m)
         if not value or value.lower() in ("here", "there", "it", "this", "that"):
+            return None
+        # "Live in" takes a named place ("Leeds", "a small town near Leeds"): "live in the
+        # past", "live in this hoodie" name none. A night's stay is not a home.
+        weak = _LIVING.match(m.group(0))
+        if (weak and not _PLACE_NAME.search(value)) or _PASSING_STAY.search(m.string):
             return None
         if negated:
             return [
@@ -2266,8 +2306,6 @@ def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | Non
         return [Fact(f"{n}在{m.group('v')}工作。", f"{p}employer", "fact", conf, 0.75)]
     if m := re.match(r"^在(?P<org>[^，,。]{1,12}?)(?:做|当|开)(?P<job>[^，,。]{1,10}?)(?:的)?$", s):
         return [Fact(f"{n}在{m.group('org')}做{m.group('job')}。", f"{p}job", "fact", conf, 0.75)]
-    if m := re.match(r"^在(?P<v>[^，,。做当工上]{2,6})$", s):
-        return [Fact(f"{n}住在{m.group('v')}。", f"{p}home", "fact", conf, 0.75)]
     if m := re.match(r"^(?:自己)?开了(?:一)?(?:家|个|间)(?P<v>[^，,。]+?)$", s):
         return [Fact(f"{n}开了一家{m.group('v')}。", f"{p}job", "fact", conf, 0.7)]
     if m := re.match(r"^(?:戒了|戒掉了|戒)(?P<v>[^，,。]+?)了?$", s):
@@ -2579,6 +2617,10 @@ def _zh_parse(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
     return _zh_facts(rest, who, carry, correction)
 
 
+# A condition or a wish states nothing ("要是我住在海边就好了", "如果我是医生").
+_ZH_UNREAL = re.compile(r"^(?:要是|如果|假如|假设|万一|倘若|若是|要不是|哪怕|但愿|希望)|就好了$")
+
+
 def _chinese_clause(
     raw: str, carry: _Clause, now: datetime, previous: _Who
 ) -> tuple[list[Fact], _Who]:
@@ -2593,7 +2635,7 @@ def _chinese_clause(
     clause = re.sub(r"^从(?:起|开始)?|(?<=^)起", "", clause.replace(" ", ""))
     clause = re.sub(r"^(?:从)?(?:起|开始)(?=我)", "", clause)
     clause = _ZH_FILLER.sub("", clause)
-    if not clause or clause.endswith(("吗", "呢", "？", "?")):
+    if not clause or clause.endswith(("吗", "呢", "？", "?")) or _ZH_UNREAL.search(clause):
         return [], previous
     who = previous
     if clause.startswith(("是对", "是")) and carry.negated is not None:
@@ -2653,6 +2695,25 @@ def facts_of(text: str, now: datetime) -> list[Fact]:
 
 
 def _facts_of(text: str, now: datetime) -> list[Fact]:
+    """The facts found, each health fact kept only if its value is a known drug, allergen or
+    condition (`vocabulary`): a value that fits none is no fact, and ends nothing (the turn
+    stays an episodic memory, which recall still finds)."""
+    return [fact for fact in _found(text, now) if _trusted(fact)]
+
+
+def _trusted(fact: Fact) -> bool:
+    head = slot_group(fact.slot).rpartition("|")[2]
+    if head == "home" and _ZH_NOT_A_HOME.search(fact.statement):
+        return False
+    check = vocabulary.CHECKS.get(head)
+    return not fact.statement or check is None or check(fact.statement)
+
+
+# Inside a thing, or a night's lodging, is not where one lives ("住在购物车里", "住在一家民宿里").
+_ZH_NOT_A_HOME = re.compile(r"(?:里|上)。$|酒店|宾馆|民宿|旅馆|青旅|客栈")
+
+
+def _found(text: str, now: datetime) -> list[Fact]:
     carry = _Clause()
     facts: list[Fact] = []
     if _CJK.search(text):

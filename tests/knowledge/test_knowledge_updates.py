@@ -61,7 +61,7 @@ def test_the_offline_extractor_keeps_current_facts_true(path: Path) -> None:
         for o in outcomes
         if not o.right
     ]
-    print(report)  # shown with -s, and on failure
+    print("\n".join([report, *failures]))  # shown with -s, and on failure
     right = sum(o.right for o in outcomes)
     assert right / len(outcomes) >= 0.9, "\n".join([report, *failures])
     critical = [o.scenario.id for o in outcomes if o.scenario.critical and not o.right]
