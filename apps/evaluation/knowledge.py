@@ -99,13 +99,21 @@ def current_facts(namespace: Namespace, subject_external_id: str) -> list[str]:
     return [open_memory(keys, memory) for memory in memories]
 
 
+def mentions(fact: str, phrase: str) -> bool:
+    """Whether `fact` says `phrase`: whole words in alphabetic text ("son" is not in
+    "Jackson", "tea" not in "steak"), any substring in text without spaces (Chinese)."""
+    fact, phrase = fact.lower(), phrase.lower().strip()
+    if re.search(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", phrase):
+        return phrase in fact
+    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", fact) is not None
+
+
 def judge(scenario: Scenario, facts: list[str]) -> Outcome:
-    lowered = [fact.lower() for fact in facts]
     return Outcome(
         scenario=scenario,
         facts=facts,
-        missing=[p for p in scenario.current if not any(p.lower() in f for f in lowered)],
-        kept=[p for p in scenario.stale if any(p.lower() in f for f in lowered)],
+        missing=[p for p in scenario.current if not any(mentions(f, p) for f in facts)],
+        kept=[p for p in scenario.stale if any(mentions(f, p) for f in facts)],
     )
 
 

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from apps.evaluation.knowledge import judge, read_scenarios, run_suite, summary_outcome, table
+from apps.evaluation.knowledge import (
+    judge,
+    mentions,
+    read_scenarios,
+    run_suite,
+    summary_outcome,
+    table,
+)
 
 SCENARIOS = Path(__file__).with_name("scenarios.json")
 # Sets written apart, in real chat style, by authors who never saw the extractor's rules;
@@ -78,3 +85,12 @@ def test_summaries_state_the_current_facts_and_no_stale_one() -> None:
     ]
     assert len(wrong) <= len(summaries) // 10, "\n".join(wrong)
     assert not [s for s in summaries if s.outcome.kept], "\n".join(wrong)  # never a stale one
+
+
+def test_the_judge_matches_whole_words_and_chinese_anywhere() -> None:
+    assert not mentions("The user's friend is Jackson.", "son")
+    assert not mentions("The user likes steak.", "tea")
+    assert mentions("The user has a son named Leo.", "son")
+    assert mentions("The user likes green tea.", "Green tea")
+    assert mentions("用户住在深圳南山区。", "深圳")
+    assert mentions("The user drinks café au lait.", "café")
