@@ -21,19 +21,22 @@ from django.utils.translation import gettext as _
 
 from apps.accounts.models import ApiKey
 from apps.audit.models import ActorType, AuditEvent
+from apps.memories import vector_spaces
 from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
 from apps.memories.keyword_index import query_terms
 from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
+from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory, open_version
 from apps.privacy.models import ScheduledErasure
 from apps.recall.models import RecallLog
+from apps.recall.relevance import MULTILINGUAL_COSINE_SCALE, MULTILINGUAL_COSINE_SHIFT
 
 PER_KIND = 10  # memories of each kind on the grouped page
 PAGE = 50  # memories on a page of one kind
 SEARCH_LIMIT = 100
-# Memories this close in meaning to a topic count as about it (all-MiniLM-L6-v2, cosine),
-# besides those that contain every word of it.
+# Memories this close in meaning to a topic count as about it (on all-MiniLM-L6-v2's cosine
+# scale), besides those that contain every word of it.
 TOPIC_COSINE = 0.5
 HISTORY_PAGE = 30
 MEMORY_TABLE = Memory._meta.db_table
@@ -266,25 +269,62 @@ def search(subject: Subject, query: str, keys: KeyCache) -> list[Item]:
         ids |= set(
             mine.filter(token_index__contains=terms).values_list("id", flat=True)[:SEARCH_LIMIT]
         )
-    vector = np.asarray(get_provider().embed_query(query), dtype=np.float32)
-    # The subject's own rows, scanned exactly (OFFSET 0 keeps the planner off the namespace's
-    # HNSW index, which would walk every subject's vectors to find the few close enough).
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id FROM (SELECT id, embedding <=> %s::vector AS distance FROM {MEMORY_TABLE}"  # noqa: S608
-            " WHERE namespace_id = %s AND subject_id = %s AND embedding IS NOT NULL OFFSET 0)"
-            " mine WHERE distance <= %s ORDER BY distance LIMIT %s",
-            [
-                vector_literal(vector),
-                subject.namespace_id,
-                subject.pk,
-                1 - TOPIC_COSINE,
-                SEARCH_LIMIT,
-            ],
-        )
-        ids |= {row[0] for row in cursor.fetchall()}
+    ids |= _near_topic(subject, query)
     found = list(mine.filter(pk__in=ids).defer(*LIGHT).order_by("-created_at", "-id"))
+    # What is true now before what was: current memories first, then history, each newest
+    # first (a stale "allergic to peanuts" never heads the list above its correction).
+    found.sort(key=lambda m: m.valid_to is not None or m.status == Status.ARCHIVED)
     return items(subject, found, keys)
+
+
+def _near_topic(subject: Subject, query: str) -> set[uuid.UUID]:
+    """The subject's memories close in meaning to `query` (TOPIC_COSINE), each compared by
+    the model that reads both (apps/memories/vector_spaces.py): the primary model for two
+    Latin-script texts, the multilingual one otherwise, its cosine on the primary's scale.
+    The subject's own rows are scanned exactly (OFFSET 0 keeps the planner off the
+    namespace's HNSW index, which would walk every subject's vectors to find the few)."""
+    spaces = vector_spaces.serving()
+    latin = is_latin_script(query)
+    sides: list[tuple[str, str, str, np.ndarray, float]] = []
+    if spaces.mode == "primary" or (spaces.mode == "routed" and latin):
+        only = " AND latin_script" if spaces.mode == "routed" else ""
+        vector = get_provider().embed_query(query)
+        sides.append(
+            ("embedding", f"embedding_model = %s{only}", spaces.primary, vector, TOPIC_COSINE)
+        )
+    provider = get_multilingual_provider()
+    if spaces.mode != "primary" and provider is not None:
+        only = " AND NOT latin_script" if spaces.mode == "routed" and latin else ""
+        cosine = (TOPIC_COSINE - MULTILINGUAL_COSINE_SHIFT) / MULTILINGUAL_COSINE_SCALE
+        vector = provider.embed_query(query)
+        sides.append(
+            (
+                "multilingual_embedding",
+                f"multilingual_model = %s{only}",
+                spaces.multilingual,
+                vector,
+                cosine,
+            )
+        )
+    found: set[uuid.UUID] = set()
+    with connection.cursor() as cursor:
+        for column, same_model, model, vector, cosine in sides:
+            cursor.execute(
+                f"SELECT id FROM (SELECT id, {column} <=> %s::vector AS distance"  # noqa: S608
+                f" FROM {MEMORY_TABLE} WHERE namespace_id = %s AND subject_id = %s"
+                f" AND {column} IS NOT NULL AND {same_model} OFFSET 0)"
+                " mine WHERE distance <= %s ORDER BY distance LIMIT %s",
+                [
+                    vector_literal(np.asarray(vector, dtype=np.float32)),
+                    subject.namespace_id,
+                    subject.pk,
+                    model,
+                    1 - cosine,
+                    SEARCH_LIMIT,
+                ],
+            )
+            found |= {row[0] for row in cursor.fetchall()}
+    return found
 
 
 @dataclass(frozen=True)

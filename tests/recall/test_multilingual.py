@@ -191,3 +191,26 @@ def test_the_review_queue_pairs_chinese_restatements_not_different_facts(
         for a, b, _ in duplicate_pairs(namespace=acme.namespace)
     }
     assert pairs == {frozenset({"用户住在深圳。", "用户住在深圳"})}
+
+
+@pytest.mark.django_db
+def test_the_portal_search_finds_facts_in_either_language_current_first(
+    acme: Tenant, english_only: EnglishOnlyEmbedder, multilingual: object
+) -> None:
+    from django.utils import timezone
+
+    from apps.memories.models import Subject
+    from apps.privacy.selectors import search
+
+    remember_facts(acme)
+    old = memory_create(
+        actor=ACTOR, namespace=acme.namespace, subject_external_id="u1", content="用户对虾过敏。"
+    )
+    Memory.objects.filter(pk=old.pk).update(valid_to=timezone.now())  # superseded
+    subject = Subject.objects.get(external_id="u1")
+    keys = KeyCache()
+    found = [item.content for item in search(subject, "food allergies", keys)]
+    assert found[0] == "用户对花生过敏。"  # English words, a Chinese fact; current first
+    assert "用户对虾过敏。" in found[1:]  # history after it
+    found = [item.content for item in search(subject, "星期天打网球", keys)]
+    assert "The user plays tennis on Sundays." in found  # Chinese words, an English fact
