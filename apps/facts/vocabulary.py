@@ -55,6 +55,7 @@ CONDITIONS_EN = frozenset(
         "tonsillitis", "concussion", "endometriosis", "pcos", "sciatica", "shingles", "herpes",
         "tuberculosis", "malaria", "dyslexia", "vertigo", "acne", "rosacea", "hemophilia",
         "haemophilia", "sickle-cell", "allergies", "allergy", "hay-fever", "pregnant", "pregnancy",
+        "intolerant", "intolerance", "lactose",
         "diabetic", "asthmatic", "epileptic", "anemic", "anaemic", "celiac", "dyslexic"
     )
 )  # fmt: skip

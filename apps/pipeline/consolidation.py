@@ -237,6 +237,7 @@ def consolidate_and_store(
         when = (said_at or {}).get(candidate.position) or timezone.now()
         if certain and candidate.ends:
             _end_facts(
+                by_message=source(candidate).get("message"),
                 actor=actor,
                 namespace=namespace,
                 subject=subject,
@@ -538,6 +539,7 @@ def _end_facts(
     log: Any,
     opened: Callable[[Memory], str],
     when: datetime | None = None,
+    by_message: str | None = None,
 ) -> None:
     """End the current facts a negation or a change names (history kept: valid_to is set,
     nothing is deleted): those of a slot, or of a slot's kind, or any of the user's own,
@@ -566,7 +568,7 @@ def _end_facts(
             if _corrected_since(memory.metadata.get("corrected_at"), when):
                 log(Decision.NOOP, KEPT_CORRECTION, None, memory.id)
                 continue
-            _close(actor, namespace, memory, now, successor=None)
+            _close(actor, namespace, memory, now, successor=None, by_message=by_message)
             log(Decision.SUPERSEDE, "ended by a later negation or change", None, memory.id)
         for other in pending:
             if other.ended or other.review:
@@ -677,12 +679,50 @@ def _store_pending(
             continue
         superseded = Memory.objects.filter(pk__in=new.supersedes, valid_to__isnull=True)
         for old in superseded.defer(*SEARCH_COLUMNS):
-            _close(actor, namespace, old, now, successor=str(new.item.id))
+            _close(
+                actor,
+                namespace,
+                old,
+                now,
+                successor=str(new.item.id),
+                by_message=new.item.source.get("message"),
+            )
             log(Decision.SUPERSEDE, "a new value for the same fact", new.item.id, old.id)
 
 
+# The facts whose correction outdates the turn that stated them: health (allergies,
+# medications, conditions), where a stale value does harm. Plans, activities and opinions
+# change too, but "what did she plan in May" still wants the turn that said it (LoCoMo
+# dev's recall@10 fell from 0.818 to 0.812 when every corrected turn ranked lower).
+OUTDATING_CATEGORIES = {"health"}
+
+
+def _mark_outdated_turn(fact: Memory, by_message: str) -> None:
+    """The turn a fact came from, once no fact it stated is current, says what is no longer
+    true ("I'm allergic to peanuts", corrected since): marked `outdated_by` the message
+    that corrected it. Recall ranks it below that message's turn and facts whenever both
+    are found (ranking.score). It stays, as what was said."""
+    message = (fact.source or {}).get("message")
+    if not message or fact.subject_id is None:
+        return
+    if (fact.source or {}).get("extractor") not in OUTDATING_CATEGORIES:
+        return
+    said = Memory.objects.filter(subject_id=fact.subject_id, source__message=message)
+    if said.filter(kind=Kind.SEMANTIC, valid_to__isnull=True).exists():
+        return  # the turn still states a current fact ("... and I live in Leeds")
+    for turn in said.filter(kind=Kind.EPISODIC).only("id", "metadata"):
+        turn.metadata = {**turn.metadata, "outdated_by": by_message}
+        turn.save(update_fields=["metadata"])
+
+
 def _close(
-    actor: Actor, namespace: Namespace, memory: Memory, now: Any, *, successor: str | None
+    actor: Actor,
+    namespace: Namespace,
+    memory: Memory,
+    now: Any,
+    *,
+    successor: str | None,
+    by_message: str | None = None,
 ) -> None:
     """End a current fact, kept as history: superseded by `successor`, or ended by a
     negation (no successor). Audited."""
@@ -691,6 +731,8 @@ def _close(
     memory.metadata = {**memory.metadata, **note}
     memory.updated_at = now
     memory.save(update_fields=["valid_to", "metadata", "updated_at"])
+    if by_message:
+        _mark_outdated_turn(memory, by_message)
     details: dict[str, Any] = {"successor": successor}
     if successor is None:
         details["reason"] = "negated"

@@ -11,6 +11,7 @@ computes the score components and the fused score:
     F += window_boost * max F of the turns within two places   (the answer follows the cue)
     F += speaker_boost when the query names exactly one speaker (it is about them)
     final = F + w_recency * recency + w_importance * importance
+    (a turn whose values were all corrected since: just below what corrected it, when found)
 
 `mm` is min-max over the candidates. Weights were chosen on held-in conversations and
 checked leave-one-conversation-out (see README, Recall). Everything here is general: no
@@ -71,6 +72,10 @@ class Candidates:
     # than the query (a Chinese fact, an English question), none of the query's terms in it.
     # Such a memory's fused score is its similarities', scaled to the full weight (`score`).
     keyword_blind: np.ndarray | None = None
+    # For each candidate, the candidates that say what corrected it: a turn whose stated
+    # values were all corrected since (consolidation links it to the correcting message)
+    # ranks just below the best of them.
+    corrected_by: list[list[int]] | None = None
 
     def __len__(self) -> int:
         return len(self.session)
@@ -212,6 +217,9 @@ def score(candidates: Candidates, *, query: str, corpus: Corpus, weights: Weight
     final = (
         final + weights.recency * candidates.recency + weights.importance * candidates.importance
     )
+    for i, successors in enumerate(candidates.corrected_by or []):
+        if successors:
+            final[i] = min(final[i], max(final[j] for j in successors) - 1e-6)
     order = np.argsort(-final, kind="stable")
     return Scored(
         order=order,

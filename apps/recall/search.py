@@ -284,7 +284,17 @@ def _as_candidates(
         recency=ranking.recency_weight(ages, half_life_days),
         importance=np.array([row["importance"] for row in rows], dtype=np.float64),
         keyword_blind=other_script & ~matched,
+        corrected_by=_corrected_by(rows),
     )
+
+
+def _corrected_by(rows: list[dict[str, Any]]) -> list[list[int]]:
+    """For each candidate, the other candidates from the message that corrected it."""
+    said: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        if row["message"]:
+            said.setdefault(row["message"], []).append(i)
+    return [said.get(row["outdated_by"], []) if row["outdated_by"] else [] for row in rows]
 
 
 def _by_multilingual(vectors: statements.QueryVectors, rows: list[dict[str, Any]]) -> np.ndarray:

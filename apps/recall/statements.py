@@ -355,6 +355,8 @@ def candidate_sql(
                {vectors.similarity()} AS vector_similarity,
                {context} AS context_similarity,
                m.latin_script,
+               m.metadata ->> 'outdated_by' AS outdated_by,
+               m.source ->> 'message' AS message,
                m.metadata ->> 'speaker' AS speaker,
                (EXTRACT(EPOCH FROM (now() - COALESCE(m.occurred_at, m.created_at))) / 86400.0)
                    ::float8 AS age_days,

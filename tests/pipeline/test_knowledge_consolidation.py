@@ -91,3 +91,49 @@ def test_a_plan_that_happened_becomes_an_event(acme: Tenant) -> None:
     say(acme, "I'm planning to run the Berlin marathon.")
     say(acme, "I ran the Berlin marathon last week.")
     assert current() == ["The user ran the Berlin marathon."]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("first", "correction", "query"),
+    [
+        (
+            "I'm allergic to peanuts, they make my throat swell.",
+            "Actually I'm not allergic to peanuts, the allergist says it's shellfish.",
+            "What is the user allergic to?",
+        ),
+        (
+            "I take lisinopril every morning.",
+            "My doctor switched me from lisinopril to amlodipine.",
+            "Which medication does the user take?",
+        ),
+    ],
+)
+def test_a_corrected_turn_ranks_below_what_corrected_it(
+    acme: Tenant, first: str, correction: str, query: str
+) -> None:
+    """A health fact corrected: the old turn stays (it was said) but is linked to the
+    message that corrected it, and wherever both are found recall ranks it below that
+    message's turn and facts."""
+    from apps.audit.actors import Actor
+    from apps.recall.search import recall_memories
+
+    say(acme, first)
+    say(acme, correction)
+    old = next(m for m in Memory.objects.filter(kind="episodic") if m.metadata.get("outdated_by"))
+    outcome = recall_memories(
+        actor=Actor.system("tests"),
+        namespace=acme.namespace,
+        subject_external_id="u1",
+        query=query,
+        k=10,
+        log=False,
+    )
+    ranked = [hit.memory for hit in outcome.hits]
+    keys = KeyCache()
+    assert open_memory(keys, old) == first
+    newer = [
+        i for i, m in enumerate(ranked) if m.source.get("message") == old.metadata["outdated_by"]
+    ]
+    assert newer  # the correction is found
+    assert ranked.index(next(m for m in ranked if m.pk == old.pk)) > min(newer)
