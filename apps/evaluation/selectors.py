@@ -13,7 +13,7 @@ from django.db.models import Count, QuerySet
 from apps.audit.models import AuditEvent
 from apps.evaluation import metrics
 from apps.evaluation.models import CaseResult, EvalCase, EvalRun, EvalSet, RunStatus, Variant
-from apps.memories.models import Memory, Subject
+from apps.memories.models import SEARCH_FIELDS, Memory, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_row
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import NotFound
@@ -193,9 +193,7 @@ def case_recall(*, result: CaseResult, keys: KeyCache | None = None) -> list[Ser
     """What recall returned for a case in a run, with each memory's score components and
     text (decrypted now; a memory deleted since shows as gone)."""
     keys = keys or KeyCache()
-    memories = Memory.objects.defer(
-        "embedding", "context_embedding", "multilingual_embedding", "token_index", "context_index"
-    ).in_bulk(result.ranked)
+    memories = Memory.objects.defer(*SEARCH_FIELDS).in_bulk(result.ranked)
     expected = {str(m) for m in result.case.expected}
     rows = []
     for rank, (memory_id, components) in enumerate(
@@ -218,9 +216,7 @@ def expected_memories(
     *, case: EvalCase, keys: KeyCache | None = None
 ) -> list[tuple[str, str | None]]:
     keys = keys or KeyCache()
-    memories = Memory.objects.defer(
-        "embedding", "context_embedding", "multilingual_embedding", "token_index", "context_index"
-    ).in_bulk(case.expected)
+    memories = Memory.objects.defer(*SEARCH_FIELDS).in_bulk(case.expected)
     return [
         (str(m), open_memory(keys, memories[m]) if m in memories else None) for m in case.expected
     ]
@@ -332,15 +328,7 @@ def served_memories(
     """The memories a logged recall served, in order, with their text now (None: gone)."""
     keys = keys or KeyCache()
     memories = (
-        Memory.objects.filter(namespace=namespace)
-        .defer(
-            "embedding",
-            "context_embedding",
-            "multilingual_embedding",
-            "token_index",
-            "context_index",
-        )
-        .in_bulk(log.memory_ids)
+        Memory.objects.filter(namespace=namespace).defer(*SEARCH_FIELDS).in_bulk(log.memory_ids)
     )
     return [
         (str(m), open_memory(keys, memories[m]) if m in memories else None) for m in log.memory_ids

@@ -19,7 +19,7 @@ from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.evaluation import locomo
 from apps.evaluation.models import EvalCase, EvalRun, EvalSet, SetOrigin, Variant
-from apps.memories.models import Memory, Status, Subject
+from apps.memories.models import SEARCH_FIELDS, Memory, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, seal_row
 from apps.namespaces.models import Namespace
 from apps.pipeline import jobs
@@ -136,7 +136,7 @@ def _memories_matching(
     lowered = [phrase.lower() for phrase in phrases]
     found = []
     for memory in Memory.objects.filter(owner, namespace=namespace, status=Status.ACTIVE).defer(
-        "embedding", "context_embedding", "multilingual_embedding", "token_index", "context_index"
+        *SEARCH_FIELDS
     ):
         text = open_memory(keys, memory).lower()
         if any(phrase in text for phrase in lowered):

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from apps.audit.actors import Actor
-from apps.memories.models import Memory, Status
+from apps.memories.models import VECTOR_FIELDS, Memory, Status
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.namespaces import pii
 from apps.namespaces.models import Namespace
@@ -118,7 +118,7 @@ def _pii(namespace: Namespace, policy: str) -> str:
     recent = list(
         Memory.objects.filter(namespace=namespace)
         .order_by("-created_at")
-        .defer("embedding", "context_embedding", "multilingual_embedding")[:PII_SAMPLE]
+        .defer(*VECTOR_FIELDS)[:PII_SAMPLE]
     )
     keys = KeyCache()
     keys.preload(namespace.pk, [m.subject_id for m in recent])

@@ -18,7 +18,7 @@ from django.utils.dateparse import parse_datetime
 
 from apps.governance.diff import Piece, word_diff
 from apps.memories import vector_spaces
-from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
+from apps.memories.models import SEARCH_FIELDS, Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_row, open_version
 from apps.namespaces import pii
 from apps.namespaces.models import Namespace
@@ -27,18 +27,13 @@ from apps.pipeline.models import ConsolidationLog, Job, Message, Session, Sessio
 from apps.recall.models import RecallFeedback, RecallLog
 
 SNIPPET_CHARS = 240
-LIGHT_FIELDS = (
-    "embedding",
-    "context_embedding",
-    "multilingual_embedding",
-    "token_index",
-    "context_index",
-)
 
 
 def namespace_memories(namespace: Namespace) -> QuerySet[Memory]:
     """Every memory of the namespace, without the columns no page shows (vectors, tokens)."""
-    return Memory.objects.filter(namespace=namespace).defer(*LIGHT_FIELDS).select_related("subject")
+    return (
+        Memory.objects.filter(namespace=namespace).defer(*SEARCH_FIELDS).select_related("subject")
+    )
 
 
 # --- The explorer's pages ----------------------------------------------------------------

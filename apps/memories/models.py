@@ -23,6 +23,10 @@ from apps.memories.fields import EmbeddingField, TermArrayField
 
 EMBEDDING_DIMENSIONS = 384
 MULTILINGUAL_DIMENSIONS = 512
+# A memory's vectors, and with its token arrays its search columns: what a read that only
+# shows or opens memories leaves in the database (`.defer(*SEARCH_FIELDS)`).
+VECTOR_FIELDS = ("embedding", "context_embedding", "multilingual_embedding")
+SEARCH_FIELDS = (*VECTOR_FIELDS, "token_index", "context_index")
 
 
 class EncryptedContent(models.Model):

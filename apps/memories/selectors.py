@@ -14,7 +14,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
+from apps.memories.models import VECTOR_FIELDS, Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_version
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import ApplicationError, NotFound
@@ -162,9 +162,7 @@ def procedural_memories(
         valid_to__isnull=True,
     )
     ordered = owners.order_by("-importance", "created_at")
-    memories = list(
-        ordered.defer("embedding", "context_embedding", "multilingual_embedding")[:limit]
-    )
+    memories = list(ordered.defer(*VECTOR_FIELDS)[:limit])
     for memory in memories:
         memory.namespace = namespace
     overflow = list(ordered.values_list("id", "prompt_tokens")[limit : limit * 20])

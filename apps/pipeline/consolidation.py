@@ -26,7 +26,7 @@ from apps.memories import vector_spaces
 from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
 from apps.memories.keyword_index import index_terms
-from apps.memories.models import Kind, Memory, Status, Subject
+from apps.memories.models import SEARCH_FIELDS, Kind, Memory, Status, Subject
 from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory, open_row
 from apps.memories.services import (
@@ -52,16 +52,6 @@ logger = logging.getLogger(__name__)
 # the tokens: the same fact, said again.
 DUPLICATE_OVERLAP = 0.6
 NEAR_FACTS = 5  # the nearest current facts of the same kind that a new one is compared with
-# What the facts a batch reads in full (to end, correct or supersede them) are read without:
-# their vectors and token arrays, parsed for nothing (three vectors a fact, and up to 500
-# facts an ending).
-SEARCH_COLUMNS = (
-    "embedding",
-    "context_embedding",
-    "multilingual_embedding",
-    "token_index",
-    "context_index",
-)
 KEPT_CORRECTION = "kept the subject's correction, newer than this turn"
 
 
@@ -483,7 +473,7 @@ def _correct_facts(
             status=Status.ACTIVE,
             valid_to__isnull=True,
         )
-        .defer(*SEARCH_COLUMNS)
+        .defer(*SEARCH_FIELDS)
         .order_by("created_at")[:500]
     )
     index_key = keys.index_key(namespace.pk)
@@ -553,7 +543,7 @@ def _end_facts(
             kind=Kind.SEMANTIC,
             status=Status.ACTIVE,
             valid_to__isnull=True,
-        ).defer(*SEARCH_COLUMNS)
+        ).defer(*SEARCH_FIELDS)
         slot = slot_hash(keys, namespace.pk, ending.slot) if ending.slot else ""
         group = slot_hash(keys, namespace.pk, ending.group) if ending.group else ""
         if slot:
@@ -678,7 +668,7 @@ def _store_pending(
             log(Decision.ADD, "new fact", new.item.id)
             continue
         superseded = Memory.objects.filter(pk__in=new.supersedes, valid_to__isnull=True)
-        for old in superseded.defer(*SEARCH_COLUMNS):
+        for old in superseded.defer(*SEARCH_FIELDS):
             _close(
                 actor,
                 namespace,

@@ -25,7 +25,7 @@ from apps.memories import vector_spaces
 from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
 from apps.memories.keyword_index import query_terms
-from apps.memories.models import Kind, Memory, MemoryVersion, Status, Subject
+from apps.memories.models import SEARCH_FIELDS, Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory, open_version
 from apps.privacy.models import ScheduledErasure
@@ -40,7 +40,6 @@ SEARCH_LIMIT = 100
 TOPIC_COSINE = 0.5
 HISTORY_PAGE = 30
 MEMORY_TABLE = Memory._meta.db_table
-LIGHT = ("embedding", "context_embedding", "multilingual_embedding", "token_index", "context_index")
 
 
 def current(subject: Subject) -> QuerySet[Memory]:
@@ -49,7 +48,7 @@ def current(subject: Subject) -> QuerySet[Memory]:
         Memory.objects.filter(namespace_id=subject.namespace_id, subject=subject)
         .filter(valid_to__isnull=True)
         .exclude(status=Status.ARCHIVED)
-        .defer(*LIGHT)
+        .defer(*SEARCH_FIELDS)
     )
 
 
@@ -58,7 +57,7 @@ def history(subject: Subject) -> QuerySet[Memory]:
     return (
         Memory.objects.filter(namespace_id=subject.namespace_id, subject=subject)
         .filter(Q(valid_to__isnull=False) | Q(status=Status.ARCHIVED))
-        .defer(*LIGHT)
+        .defer(*SEARCH_FIELDS)
     )
 
 
@@ -70,7 +69,7 @@ def memory_of(subject: Subject, memory_id: str) -> Memory | None:
         return None
     return (
         Memory.objects.filter(namespace_id=subject.namespace_id, subject=subject, pk=pk)
-        .defer(*LIGHT)
+        .defer(*SEARCH_FIELDS)
         .first()
     )
 
@@ -270,7 +269,7 @@ def search(subject: Subject, query: str, keys: KeyCache) -> list[Item]:
             mine.filter(token_index__contains=terms).values_list("id", flat=True)[:SEARCH_LIMIT]
         )
     ids |= _near_topic(subject, query)
-    found = list(mine.filter(pk__in=ids).defer(*LIGHT).order_by("-created_at", "-id"))
+    found = list(mine.filter(pk__in=ids).defer(*SEARCH_FIELDS).order_by("-created_at", "-id"))
     # What is true now before what was: current memories first, then history, each newest
     # first (a stale "allergic to peanuts" never heads the list above its correction).
     found.sort(key=lambda m: m.valid_to is not None or m.status == Status.ARCHIVED)
@@ -427,7 +426,7 @@ def access_history(
         m.pk: m
         for m in Memory.objects.filter(
             namespace_id=subject.namespace_id, subject=subject, pk__in=mine_ids
-        ).defer(*LIGHT)
+        ).defer(*SEARCH_FIELDS)
     }
 
     def named(ids: list[uuid.UUID]) -> list[tuple[uuid.UUID, str]]:

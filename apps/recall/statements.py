@@ -25,7 +25,7 @@ from django.db.backends.utils import CursorWrapper
 from django.db.models import DateTimeField, Field
 
 from apps.memories.fields import vector_literal
-from apps.memories.models import Memory, Status, Subject
+from apps.memories.models import SEARCH_FIELDS, Memory, Status, Subject
 from apps.namespaces.models import Namespace
 from apps.recall import ranking
 from memoryhub import row_security
@@ -47,18 +47,7 @@ POPULATION_STATS_SECONDS = 300
 MEMORY_TABLE = Memory._meta.db_table
 # What the candidate statement reads of each candidate beside its scoring columns: every
 # field but the vectors and token arrays, so that the served ones need no second query.
-SERVED_FIELDS = [
-    f
-    for f in Memory._meta.concrete_fields
-    if f.attname
-    not in {
-        "embedding",
-        "context_embedding",
-        "multilingual_embedding",
-        "token_index",
-        "context_index",
-    }
-]
+SERVED_FIELDS = [f for f in Memory._meta.concrete_fields if f.attname not in SEARCH_FIELDS]
 _SERVED_NAMES = [served.attname for served in SERVED_FIELDS]
 _AS_TEXT = {served.attname for served in SERVED_FIELDS if isinstance(served, DateTimeField)}
 # The fields' own conversions from database values (JSON text to objects); the ORM passes
