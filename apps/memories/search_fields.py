@@ -57,24 +57,32 @@ def embed_memories(memories: Sequence[Memory], contents: Sequence[str]) -> None:
 
 
 def embed_multilingual(
-    memories: Sequence[Memory], contents: Sequence[str], *, vectors: bool = True
+    memories: Sequence[Memory],
+    contents: Sequence[str],
+    *,
+    vectors: bool = True,
+    given: Sequence[np.ndarray | None] = (),
 ) -> None:
     """Set each memory's script and, where the multilingual model is on and `vectors`, its
-    vector (one batched call). When the provider fails, the memories are stored without
-    one, and the column stops serving until `reembed` fills them in."""
+    vector: the one `given` for it (made by this model already), else from one batched call.
+    When the provider fails, the memories are stored without one, and the column stops
+    serving until `reembed` fills them in."""
     for memory, content in zip(memories, contents, strict=True):
         memory.latin_script = multilingual.is_latin_script(content)
     provider = multilingual.get_multilingual_provider()
     if not memories or provider is None or not vectors:
         return
+    made = dict(enumerate(given))
+    missing = [i for i in range(len(memories)) if made.get(i) is None]
     try:
-        embedded = provider.embed_documents(list(contents))
+        embedded = provider.embed_documents([contents[i] for i in missing])
     except EmbeddingError as error:
         logger.warning("Multilingual embedding failed (%s); run reembed later.", error)
         vector_spaces.mark_incomplete(VectorColumn.MULTILINGUAL, provider.name)
         return
-    for memory, vector in zip(memories, embedded, strict=True):
-        memory.multilingual_embedding = vector
+    made.update(zip(missing, embedded, strict=True))
+    for i, memory in enumerate(memories):
+        memory.multilingual_embedding = made[i]
         memory.multilingual_model = provider.name
 
 

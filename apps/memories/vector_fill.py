@@ -73,7 +73,7 @@ def _fill_column(
     progress: Callable[[VectorFill], None] | None,
 ) -> int:
     """`memories_reembed` for one column: batches until none is left (or `limit`)."""
-    model_field = "embedding_model" if column == VectorColumn.PRIMARY else "multilingual_model"
+    model_field = vector_spaces.MODEL_FIELD[column]
     pending = Memory.objects.exclude(**{model_field: provider.name})
     if memory_ids is not None:
         pending = pending.filter(id__in=memory_ids)

@@ -8,7 +8,7 @@ step, when the job that fills the new vectors beside the old ones (`memories_ree
 finishes:
 
 - "routed": both complete. A pair of Latin-script texts is compared by the primary model,
-  any other pair by the multilingual one (`multilingual.routed_to_primary`).
+  any other pair by the multilingual one (`multilingual.is_latin_script`).
 - "multilingual": only the multilingual column is complete (the primary model was changed
   and its vectors are being refilled): every pair by the multilingual model.
 - "primary": the multilingual model is off, or its column is being filled: every pair by
@@ -41,7 +41,12 @@ CACHE_SECONDS = 30
 PRIMARY_DUPLICATE = (0.92, 0.985)
 MULTILINGUAL_DUPLICATE = (0.80, 0.97)
 
-_MODEL_COLUMN = {
+# Each column's vector field, and the field naming the model that made it.
+VECTOR_FIELD = {
+    VectorColumn.PRIMARY: "embedding",
+    VectorColumn.MULTILINGUAL: "multilingual_embedding",
+}
+MODEL_FIELD = {
     VectorColumn.PRIMARY: "embedding_model",
     VectorColumn.MULTILINGUAL: "multilingual_model",
 }
@@ -52,10 +57,6 @@ class Spaces:
     mode: Mode
     primary: str  # the configured models' names ("" where off)
     multilingual: str
-
-    @property
-    def uses_multilingual(self) -> bool:
-        return self.mode != "primary"
 
 
 def serving() -> Spaces:
@@ -93,7 +94,7 @@ def _prove(column: VectorColumn, model: str) -> VectorFill:
     """The first look at a column for a model: complete if no memory lacks its vector."""
     sql = (
         f"SELECT NOT EXISTS (SELECT 1 FROM {Memory._meta.db_table}"  # noqa: S608
-        f" WHERE {_MODEL_COLUMN[column]} <> %s)"
+        f" WHERE {MODEL_FIELD[column]} <> %s)"
     )
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(sql, [model])
@@ -138,10 +139,6 @@ def fills() -> list[VectorFill]:
         fill = VectorFill.objects.get(column=column, model=model)
         if not fill.complete:  # counted now: the job may not have started
             fill.total = Memory.objects.count()
-            fill.done = Memory.objects.filter(**{_MODEL_COLUMN[column]: model}).count()
+            fill.done = Memory.objects.filter(**{MODEL_FIELD[column]: model}).count()
         rows.append(fill)
     return rows
-
-
-def duplicate_thresholds(multilingual: bool) -> tuple[float, float]:
-    return MULTILINGUAL_DUPLICATE if multilingual else PRIMARY_DUPLICATE

@@ -26,7 +26,7 @@ from apps.memories import vector_spaces
 from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
 from apps.memories.keyword_index import index_terms
-from apps.memories.models import SEARCH_FIELDS, Kind, Memory, Status, Subject
+from apps.memories.models import SEARCH_FIELDS, Kind, Memory, Status, Subject, VectorColumn
 from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory, open_row
 from apps.memories.services import (
@@ -48,7 +48,7 @@ from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
 
-# With a model's near-duplicate cosine (vector_spaces.duplicate_thresholds), this share of
+# With a model's near-duplicate cosine (vector_spaces.*_DUPLICATE), this share of
 # the tokens: the same fact, said again.
 DUPLICATE_OVERLAP = 0.6
 NEAR_FACTS = 5  # the nearest current facts of the same kind that a new one is compared with
@@ -316,8 +316,8 @@ def _consolidate_one(
     # rows that left the subject's own unreached: a duplicate would then be stored).
     # Compared in one model's space (`_comparisons`): another model's vectors live in
     # another space, and a fact they hold is not near this one by any distance to it.
-    column = near.column
-    model_column = "embedding_model" if column == "embedding" else "multilingual_model"
+    column = vector_spaces.VECTOR_FIELD[near.column]
+    model_column = vector_spaces.MODEL_FIELD[near.column]
     distance = f"{column} <=> %(vector)s::vector"
     latin = "AND latin_script" if near.latin_only else ""
     with connection.cursor() as cursor:
@@ -430,6 +430,9 @@ def _consolidate_one(
                 metadata=metadata,
                 source=source,
                 embedding=vector,
+                multilingual_embedding=(
+                    near.vector if near.column == VectorColumn.MULTILINGUAL else None
+                ),
                 occurred_at=candidate.occurred_at,
                 valid_from=candidate.valid_from,
                 expires_at=candidate.expires_at,
@@ -582,7 +585,7 @@ class _Pending:
     group: str = ""
     review: bool = False
     ended: bool = False  # negated by a later turn of the same batch: stored as history
-    column: str = "embedding"
+    column: VectorColumn = VectorColumn.PRIMARY
 
 
 @dataclass(frozen=True)
@@ -591,7 +594,7 @@ class _Near:
     near-duplicate cosines of that model; `latin_only`: only Latin-script facts (the others
     meet a Latin-script fact through the multilingual model)."""
 
-    column: str
+    column: VectorColumn
     model: str
     vector: np.ndarray
     duplicate: float
@@ -608,31 +611,36 @@ def _comparisons(
     model for Latin-script text where it serves, else the multilingual one (one batched call
     for those)."""
     routed = spaces.mode == "routed"
-    by_primary = [
-        c for c in stated if spaces.mode == "primary" or (routed and is_latin_script(c.content))
-    ]
-    others = [c for c in stated if c not in by_primary]
     provider = get_multilingual_provider()
+    others = [
+        c
+        for c in stated
+        if provider is not None
+        and spaces.mode != "primary"
+        and not (routed and is_latin_script(c.content))
+    ]
     multilingual = (
-        dict(
-            zip(map(id, others), provider.embed_documents([c.content for c in others]), strict=True)
-        )
+        list(provider.embed_documents([c.content for c in others]))
         if others and provider is not None
-        else {}
+        else []
     )
-    nears = {}
-    duplicate, same = vector_spaces.duplicate_thresholds(False)
-    for c in by_primary:
-        nears[id(c)] = _Near("embedding", spaces.primary, vectors[id(c)], duplicate, same, routed)
-    duplicate, same = vector_spaces.duplicate_thresholds(True)
-    for c in others:
-        if id(c) in multilingual:
+    nears = {
+        id(c): _Near(
+            VectorColumn.MULTILINGUAL,
+            spaces.multilingual,
+            vector,
+            *vector_spaces.MULTILINGUAL_DUPLICATE,
+        )
+        for c, vector in zip(others, multilingual, strict=True)
+    }
+    for c in stated:
+        if id(c) not in nears:
             nears[id(c)] = _Near(
-                "multilingual_embedding", spaces.multilingual, multilingual[id(c)], duplicate, same
-            )
-        else:  # turned off since serving() looked: the primary model's, as before
-            nears[id(c)] = _Near(
-                "embedding", spaces.primary, vectors[id(c)], *vector_spaces.PRIMARY_DUPLICATE
+                VectorColumn.PRIMARY,
+                spaces.primary,
+                vectors[id(c)],
+                *vector_spaces.PRIMARY_DUPLICATE,
+                latin_only=routed,
             )
     return nears
 

@@ -137,3 +137,39 @@ def test_a_corrected_turn_ranks_below_what_corrected_it(
     ]
     assert newer  # the correction is found
     assert ranked.index(next(m for m in ranked if m.pk == old.pk)) > min(newer)
+
+
+@pytest.mark.django_db
+def test_a_chinese_fact_is_embedded_once_by_the_multilingual_model(
+    acme: Tenant, use_multilingual: object
+) -> None:
+    """Consolidation embeds a Chinese fact to find its near duplicates; storing it reuses
+    that vector, and a restatement is recognised as the same fact."""
+    from apps.memories.multilingual import set_multilingual_provider
+
+    class Counting:
+        name = use_multilingual.name  # type: ignore[attr-defined]
+        dimensions = use_multilingual.dimensions  # type: ignore[attr-defined]
+
+        def __init__(self) -> None:
+            self.texts: list[str] = []
+
+        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+            self.texts.extend(texts)
+            return use_multilingual.embed_documents(texts)  # type: ignore[attr-defined]
+
+        def embed_query(self, text):  # type: ignore[no-untyped-def]
+            return use_multilingual.embed_query(text)  # type: ignore[attr-defined]
+
+    counting = Counting()
+    set_multilingual_provider(counting)  # type: ignore[arg-type]
+    try:
+        say(acme, "我对花生过敏。")
+        assert current() == ["用户对花生过敏。"]
+        assert counting.texts.count("用户对花生过敏。") == 1
+        stored = Memory.objects.get(kind="semantic")
+        assert stored.multilingual_model == use_multilingual.name  # type: ignore[attr-defined]
+        say(acme, "我对花生过敏")
+        assert current() == ["用户对花生过敏。"]  # the same fact, said again
+    finally:
+        set_multilingual_provider(None)

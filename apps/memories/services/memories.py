@@ -90,6 +90,7 @@ class NewMemory:
     session_key: str = ""
     position: int | None = None
     embedding: Any = None  # a vector computed already (consolidation needs it first)
+    multilingual_embedding: Any = None  # the same, of the multilingual model
     id: uuid.UUID | None = None  # chosen by the caller when it must refer to it before insert
 
 
@@ -281,7 +282,12 @@ def memories_insert(
     for memory, item in zip(memories, items, strict=True):
         if item.embedding is not None:
             set_embedding(memory, item.embedding, model)
-    embed_multilingual(memories, [item.content for item in items], vectors=embed)
+    embed_multilingual(
+        memories,
+        [item.content for item in items],
+        vectors=embed,
+        given=[item.multilingual_embedding for item in items],
+    )
     refresh_neighbour_context(memories, unsaved=True)
     Memory.objects.bulk_create(memories)
     versions = []
