@@ -705,7 +705,9 @@ def _mark_outdated_turn(fact: Memory, by_message: str) -> None:
         return
     if (fact.source or {}).get("extractor") not in OUTDATING_CATEGORIES:
         return
-    said = Memory.objects.filter(subject_id=fact.subject_id, source__message=message)
+    said = Memory.objects.filter(
+        namespace_id=fact.namespace_id, subject_id=fact.subject_id, source__message=message
+    )
     if said.filter(kind=Kind.SEMANTIC, valid_to__isnull=True).exists():
         return  # the turn still states a current fact ("... and I live in Leeds")
     for turn in said.filter(kind=Kind.EPISODIC).only("id", "metadata"):

@@ -272,8 +272,13 @@ def search(subject: Subject, query: str, keys: KeyCache) -> list[Item]:
     found = list(mine.filter(pk__in=ids).defer(*SEARCH_FIELDS).order_by("-created_at", "-id"))
     # What is true now before what was: current memories first, then history, each newest
     # first (a stale "allergic to peanuts" never heads the list above its correction).
-    found.sort(key=lambda m: m.valid_to is not None or m.status == Status.ARCHIVED)
+    found.sort(key=in_history)
     return items(subject, found, keys)
+
+
+def in_history(memory: Memory) -> bool:
+    """Whether a memory is history: superseded, ended or archived (`history`'s rows)."""
+    return memory.valid_to is not None or memory.status == Status.ARCHIVED
 
 
 def _near_topic(subject: Subject, query: str) -> set[uuid.UUID]:

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_ratelimit.core import is_ratelimited
 
 from apps.audit.actors import Actor
-from apps.memories.models import Kind, Memory, Status
+from apps.memories.models import Kind, Memory
 from apps.memories.row_encryption import KeyCache
 from apps.memories.services import ErasureReceipt, subject_export
 from apps.privacy import selectors, services
@@ -282,7 +282,7 @@ def _memory_page(
             versions=selectors.versions(found, keys),
             related=selectors.related(subject, found, keys),
             form=form or CorrectForm(initial={"content": item.content}),
-            current=found.valid_to is None and found.status != Status.ARCHIVED,
+            current=not selectors.in_history(found),
         ),
         status=status,
     )

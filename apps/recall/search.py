@@ -197,7 +197,7 @@ def recall_memories(
             order = np.asarray(top + [i for i in scored.order if i not in reranked])[:k]
     if mmr_lambda is not None and len(candidates):
         order = _diversify(candidate_rows, scored, k, mmr_lambda, vectors)
-    by_multilingual = _by_multilingual(vectors, candidate_rows)
+    by_multilingual = vectors.by_multilingual([row["latin_script"] for row in candidate_rows])
     relevances = _relevances(
         query, candidates, by_multilingual, corpus, scored, order, term_array, keys, namespace
     )
@@ -295,15 +295,6 @@ def _corrected_by(rows: list[dict[str, Any]]) -> list[list[int]]:
         if row["message"]:
             said.setdefault(row["message"], []).append(i)
     return [said.get(row["outdated_by"], []) if row["outdated_by"] else [] for row in rows]
-
-
-def _by_multilingual(vectors: statements.QueryVectors, rows: list[dict[str, Any]]) -> np.ndarray:
-    """Which candidates the multilingual model compared with the query (a mask)."""
-    if vectors.multilingual is None:
-        return np.zeros(len(rows), dtype=bool)
-    if vectors.primary is None:
-        return np.ones(len(rows), dtype=bool)
-    return np.array([not row["latin_script"] for row in rows], dtype=bool)
 
 
 def _relevances(

@@ -298,6 +298,15 @@ class QueryVectors:
                 )
         return branches
 
+    def by_multilingual(self, latin_script: list[bool]) -> np.ndarray:
+        """Which of the memories (by their `latin_script`) the multilingual model compares
+        with the query: a mask."""
+        if self.multilingual is None:
+            return np.zeros(len(latin_script), dtype=bool)
+        if self.primary is None:
+            return np.ones(len(latin_script), dtype=bool)
+        return ~np.asarray(latin_script, dtype=bool)
+
     def params(self) -> dict[str, Any]:
         return {
             "vector": vector_literal(self.primary) if self.primary is not None else None,
