@@ -112,7 +112,11 @@ def mark_incomplete(column: VectorColumn, model: str) -> None:
     """A memory was stored without its vector of `model` (the provider failed): the column
     stops serving until `reembed` fills it."""
     VectorFill.objects.filter(column=column, model=model, complete=True).update(
-        complete=False, finished_at=None, updated_at=timezone.now()
+        # started_at cleared: the next fill counts afresh what is done and what is left
+        complete=False,
+        started_at=None,
+        finished_at=None,
+        updated_at=timezone.now(),
     )
     cache.delete(_cache_key(column, model))
 

@@ -214,3 +214,44 @@ def test_the_portal_search_finds_facts_in_either_language_current_first(
     assert "用户对虾过敏。" in found[1:]  # history after it
     found = [item.content for item in search(subject, "星期天打网球", keys)]
     assert "The user plays tennis on Sundays." in found  # Chinese words, an English fact
+
+
+@pytest.mark.django_db
+def test_a_failed_multilingual_embedding_stops_the_column_serving_until_refilled(
+    acme: Tenant, english_only: EnglishOnlyEmbedder, use_multilingual: object
+) -> None:
+    from apps.memories.embeddings import EmbeddingError
+
+    class Down:
+        name = use_multilingual.name  # type: ignore[attr-defined]
+        dimensions = use_multilingual.dimensions  # type: ignore[attr-defined]
+
+        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+            raise EmbeddingError("the endpoint is down")
+
+        def embed_query(self, text):  # type: ignore[no-untyped-def]
+            raise EmbeddingError("the endpoint is down")
+
+    set_multilingual_provider(use_multilingual)  # type: ignore[arg-type]
+    try:
+        remember_facts(acme)
+        memories_reembed(actor=ACTOR)  # a fill that ran to the end once
+        assert vector_spaces.serving().mode == "routed"
+        set_multilingual_provider(Down())  # type: ignore[arg-type]
+        memory_create(
+            actor=ACTOR,
+            namespace=acme.namespace,
+            subject_external_id="u1",
+            content="用户喜欢爵士乐。",
+        )
+        set_multilingual_provider(use_multilingual)  # type: ignore[arg-type]
+        assert vector_spaces.serving().mode == "primary"  # stored without its vector
+        seen: list[tuple[int, int]] = []
+        memories_reembed(
+            actor=ACTOR,
+            progress=lambda f: seen.append((f.done, f.total)) if not f.complete else None,
+        )
+        assert seen == [(6, 6)]  # counted afresh: 6 memories, 5 with a vector, 1 filled
+        assert vector_spaces.serving().mode == "routed"
+    finally:
+        set_multilingual_provider(None)
