@@ -21,9 +21,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", type=Path)
-        parser.add_argument("--json", action="store_true", help="end with one JSON line")
+        parser.add_argument(
+            "--json", action="store_true", dest="as_json", help="end with one JSON line"
+        )
 
-    def handle(self, *args: Any, paths: list[Path], json: bool, **options: Any) -> None:
+    def handle(self, *args: Any, paths: list[Path], as_json: bool, **options: Any) -> None:
         found = fact_sets.files(paths)
         if not found:
             raise CommandError(f"No fact sets found at: {', '.join(map(str, paths))}")
@@ -38,9 +40,5 @@ class Command(BaseCommand):
                 f"{language:<10}{row['questions']:>10}{row['hit@1']:>8.3f}"
                 f"{row['hit@3']:>8.3f}{row['mrr']:>8.3f}"
             )
-        if json:
-            self.stdout.write(_dumps(table))
-
-
-def _dumps(table: dict[str, Any]) -> str:
-    return json.dumps(table, sort_keys=True)
+        if as_json:
+            self.stdout.write(json.dumps(table, sort_keys=True))
