@@ -29,7 +29,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.audit.actors import Actor
-from apps.memories.models import Kind, Memory, Status
+from apps.memories.models import Kind, Memory, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_create, namespace_delete
@@ -71,6 +71,9 @@ class Outcome:
     facts: list[str]
     missing: list[str] = field(default_factory=list)  # current phrases no fact states
     kept: list[str] = field(default_factory=list)  # stale phrases still stated
+    # Where a memory stating a stale value ranked above every one stating the current value
+    # (recall, the portal's search), for the scenario's topic question (`ranking_problems`).
+    misranked: list[str] = field(default_factory=list)
 
     @property
     def right(self) -> bool:
@@ -117,6 +120,100 @@ def judge(scenario: Scenario, facts: list[str]) -> Outcome:
     )
 
 
+# The question an app or a person asks about a scenario's topic, by category (English,
+# Chinese); the first category of the scenario that has one is asked.
+TOPICS = {
+    "allergy": ("What is the user allergic to?", "用户对什么过敏？"),
+    "health": ("The user's health conditions and medication", "用户的健康状况和用药"),
+    "residence": ("Where does the user live?", "用户住在哪里？"),
+    "job": ("What is the user's job?", "用户做什么工作？"),
+    "employer": ("Which company does the user work for?", "用户在哪家公司工作？"),
+    "diet": ("What does the user eat?", "用户的饮食习惯是什么？"),
+    "name": ("What is the user's name?", "用户叫什么名字？"),
+    "relationship": ("The user's family and relationships", "用户的家人和感情状况"),
+    "plan": ("What are the user's plans?", "用户有什么计划？"),
+    "preference": ("What does the user like?", "用户喜欢什么？"),
+}
+# Stale phrases that are time words, not values ("last week" must leave the fact's text).
+_TIME_WORDS = re.compile(
+    r"^(?:(?:last|next|this)\s+\w+|yesterday|tomorrow|today)$|^(?:上|下|这)(?:周|个月|星期)$|^(?:昨天|明天|今天)$",
+    re.I,
+)
+
+
+def _stale_values(scenario: Scenario) -> list[str]:
+    return [phrase for phrase in scenario.stale if not _TIME_WORDS.match(phrase.strip())]
+
+
+def ranked_scenario(scenario: Scenario) -> bool:
+    """An update scenario whose ranking is asked: a current and a stale value, and a topic."""
+    return bool(scenario.current and _stale_values(scenario) and topic_query(scenario))
+
+
+def topic_query(scenario: Scenario) -> str | None:
+    for category in scenario.categories:
+        if category in TOPICS:
+            english, chinese = TOPICS[category]
+            return chinese if scenario.language == "zh" else english
+    return None
+
+
+def misordered(
+    where: str,
+    texts: list[str],
+    current: tuple[str, ...],
+    stale: list[str],
+    history: list[bool] | None = None,
+) -> list[str]:
+    """Each stale phrase whose first memory (one that states no current phrase, and is not
+    shown as history: `history`, by rank) ranks above the first memory stating a current
+    phrase, or that is found while no current one is."""
+
+    def first(test: Any) -> int | None:
+        return next((rank for rank, text in enumerate(texts) if test(rank, text)), None)
+
+    shown_as_history = history or [False] * len(texts)
+    found = first(lambda rank, text: any(mentions(text, phrase) for phrase in current))
+    problems = []
+    for phrase in stale:
+        stale_rank = first(
+            lambda rank, text, p=phrase: (
+                not shown_as_history[rank]
+                and mentions(text, p)
+                and not any(mentions(text, c) for c in current)
+            )
+        )
+        if stale_rank is not None and (found is None or found > stale_rank):
+            problems.append(f"{where}: {phrase!r} at rank {stale_rank + 1}, current at {found}")
+    return problems
+
+
+def ranking_problems(namespace: Namespace, scenario: Scenario, subject: str) -> list[str]:
+    """Whether what holds ranks above what held, where memories are served: recall (top 10)
+    and the portal's search, for the scenario's topic question. Only scenarios that state
+    both a current and a stale value, with a topic question, are asked; in the portal, a
+    memory shown as history ("no longer current") or in doubt may rank anywhere."""
+    from apps.privacy.selectors import CURRENT, search, standing
+    from apps.recall.search import recall_memories
+
+    query = topic_query(scenario)
+    stale = _stale_values(scenario)
+    if query is None or not ranked_scenario(scenario):
+        return []
+    keys = KeyCache()
+    outcome = recall_memories(
+        actor=ACTOR, namespace=namespace, subject_external_id=subject, query=query, k=10, log=False
+    )
+    recalled = [open_memory(keys, hit.memory) for hit in outcome.hits]
+    problems = misordered("recall", recalled, scenario.current, stale)
+    person = Subject.objects.get(namespace=namespace, external_id=subject)
+    found = search(person, query, keys)
+    portal = [item.content for item in found]
+    # Shown as history ("no longer current") or as in doubt ("not sure"): not as current.
+    history = [standing(item.memory) != CURRENT for item in found]
+    return problems + misordered("portal", portal, scenario.current, stale, history)
+
+
 def run_scenario(namespace: Namespace, scenario: Scenario, subject: str) -> Outcome:
     for number, turns in enumerate(scenario.requests):
         job, _ = messages_ingest(
@@ -131,7 +228,9 @@ def run_scenario(namespace: Namespace, scenario: Scenario, subject: str) -> Outc
             job = ingest_job_run(job_id=str(job.id))
         if job.status != JobStatus.SUCCEEDED:
             raise RuntimeError(f"{scenario.id}: request {number} ended {job.status}")
-    return judge(scenario, current_facts(namespace, subject))
+    outcome = judge(scenario, current_facts(namespace, subject))
+    outcome.misranked = ranking_problems(namespace, scenario, subject)
+    return outcome
 
 
 def run_suite(scenarios: list[Scenario]) -> list[Outcome]:

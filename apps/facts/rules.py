@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from apps.facts import vocabulary
+from apps.facts.doubt import HEALTH_GROUPS, Dispute, asserted_in_doubt, disputes_of
 
 # --- data -----------------------------------------------------------------------------------
 
@@ -57,6 +58,8 @@ class Fact:
     # A correction of a value said before ("it's Joan, not Jon"): the current facts that
     # speak of the old value are ended and said again with the new one.
     replace: tuple[str, str] | None = None
+    # Current facts the turn puts in doubt without a new value (`doubt`): sent to review.
+    disputes: list[Dispute] = field(default_factory=list)
 
     @property
     def group(self) -> str:
@@ -775,12 +778,19 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
             _p(
                 rf"^(?:do\s+|does\s+)?{neg}(?:work|works|am working"
                 r"|is working|started working|got a (?:new\s+)?job"
-                r"|have been working|has been working|joined|started at)\s+(?:at"
-                r"|for|with)\s+(?P<v>.+)"
+                r"|have been working|has been working|started at)\s+(?:at"
+                r"|for)\s+(?P<v>.+)"
             ),
             "employer",
         ),
-        (_p(r"^(?:joined)\s+(?P<v>[A-Z].+)"), "employer"),
+        # "Joined Stripe": a named organisation, not a club, group or congregation joined.
+        (
+            _p(
+                r"^(?:joined)\s+(?P<v>(?-i:[A-Z])(?!.*\b(?:club|group|community|church|team"
+                r"|class|gym|league|choir|band|society|association|circle|crew|squad)\b).+)"
+            ),
+            "employer",
+        ),
         (_p(r"^(?:am|is|are)\s+(?:now\s+)?retired\b"), "retired"),
         (_p(r"^(?:retired|have retired|has retired)\b"), "retired"),
         (_p(r"^(?:stopped|quit)\s+taking\s+(?P<v>.+)"), "medication-stop"),
@@ -895,9 +905,9 @@ def _english_rules() -> list[tuple[re.Pattern[str], str]]:
         (
             _p(
                 r"^(?:take|takes|am taking|is taking|started taking)"
-                r"\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+(?:every|each|twice|once|in the|at night"
+                r"\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)(?:\s+(?:every|each|twice|once|in the|at night"
                 r"|medication"
-                r"|meds|pills|tablets|daily|every day|for)"
+                r"|meds|pills|tablets|daily|every day|for)|$)"
             ),
             "medication",
         ),
@@ -2697,17 +2707,63 @@ def facts_of(text: str, now: datetime) -> list[Fact]:
 def _facts_of(text: str, now: datetime) -> list[Fact]:
     """The facts found, each health fact kept only if its value is a known drug, allergen or
     condition (`vocabulary`): a value that fits none is no fact, and ends nothing (the turn
-    stays an episodic memory, which recall still finds)."""
-    return [fact for fact in _found(text, now) if _trusted(fact)]
+    stays an episodic memory, which recall still finds). A change the rules cannot resolve
+    to a new value disputes the facts it touches (`doubt`)."""
+    facts = [
+        fact
+        for fact in _found(text, now)
+        if _trusted(fact)
+        and not (fact.statement and asserted_in_doubt(fact.statement, fact.group, text))
+    ]
+    disputes = disputes_of(text, _resolved(facts))
+    if disputes:
+        facts.append(Fact("", "", "health", 0.9, 0.9, disputes=disputes))
+    return facts
+
+
+def _resolved(facts: list[Fact]) -> Callable[[str, str], bool]:
+    """What the turn's rules set or ended, as a test of (health group, value): a value is
+    resolved when a fact or an ending of its group speaks of it, or an ending takes the whole
+    group or slot; a whole group, when any fact or ending of it was read."""
+    said: dict[str, list[str]] = {}
+    whole: set[str] = set()
+    for fact in facts:
+        if fact.statement:
+            said.setdefault(fact.group, []).append(fact.statement)
+        for ending in fact.ends:
+            if ending.slot or ending.group:
+                group = ending.group or slot_group(ending.slot)
+                said.setdefault(group, []).append(ending.value or ending.slot)
+                if not ending.value:
+                    whole.add(group)
+            elif ending.value:  # "I'm off metformin now": whichever group the value names
+                for group in HEALTH_GROUPS:
+                    if vocabulary.CHECKS[group](ending.value):
+                        said.setdefault(group, []).append(ending.value)
+
+    def resolved(group: str, value: str) -> bool:
+        if not value:
+            return group in said
+        return group in whole or any(
+            speaks_of(text, value) or value in text for text in said.get(group, [])
+        )
+
+    return resolved
 
 
 def _trusted(fact: Fact) -> bool:
+    if _FIRST_PERSON.search(fact.statement):
+        return False  # "The user's doctor took me off ...": whose words is not clear
     head = slot_group(fact.slot).rpartition("|")[2]
     if head == "home" and _ZH_NOT_A_HOME.search(fact.statement):
         return False
     check = vocabulary.CHECKS.get(head)
     return not fact.statement or check is None or check(fact.statement)
 
+
+# A third-person statement that still speaks in the first person was cut from a clause the
+# rules did not understand.
+_FIRST_PERSON = re.compile(r"\b(?:me|my|myself|mine)\b|\bI\b")
 
 # Inside a thing, or a night's lodging, is not where one lives ("住在购物车里", "住在一家民宿里").
 _ZH_NOT_A_HOME = re.compile(r"(?:里|上)。$|酒店|宾馆|民宿|旅馆|青旅|客栈")

@@ -18,6 +18,7 @@ STATUS_CHOICES = [
     (Status.ACTIVE.value, _("Active")),
     (Status.ARCHIVED.value, _("Archived")),
     (Status.PENDING_REVIEW.value, _("Pending review")),
+    (Status.DISPUTED.value, _("Disputed")),
     (SUPERSEDED, _("Superseded")),
 ]
 SOURCE_CHOICES = [

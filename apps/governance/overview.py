@@ -144,6 +144,7 @@ def _review_counts(namespaces: list[Namespace]) -> dict[str, int]:
     )
     week = timezone.now() - timedelta(days=SOON_DAYS)
     counts: dict[str, int] = memories.aggregate(
+        disputed=Count("id", filter=Q(status=Status.DISPUTED)),
         pending=Count("id", filter=Q(status=Status.PENDING_REVIEW)),
         superseded=Count(
             "id",

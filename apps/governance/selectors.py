@@ -288,9 +288,9 @@ RECENT_SUPERSEDE_DAYS = 7
 
 @dataclass(frozen=True)
 class ReviewItem:
-    reason: str  # pending, low_confidence, duplicate, pii, superseded
+    reason: str  # disputed, pending, low_confidence, duplicate, pii, superseded
     row: Row
-    other: Row | None = None  # the duplicate's pair
+    other: Row | None = None  # the duplicate's pair; the turn that disputed a fact
     similarity: float | None = None
 
 
@@ -300,12 +300,16 @@ def _unreviewed(memories: QuerySet[Memory]) -> QuerySet[Memory]:
 
 def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:
     """What needs a person, by reason, each newest first and at most REVIEW_SECTION_LIMIT:
-    pending-review memories; current ones below the confidence threshold; near-duplicate
-    pairs (same subject, at least the model's near-duplicate cosine); PII-tagged ones;
-    facts superseded in the last RECENT_SUPERSEDE_DAYS days. Approved memories leave the
-    queue (marked reviewed)."""
+    disputed facts, each with the turn that put it in doubt; pending-review memories; current
+    ones below the confidence threshold; near-duplicate pairs (same subject, at least the
+    model's near-duplicate cosine); PII-tagged ones; facts superseded in the last
+    RECENT_SUPERSEDE_DAYS days. Approved memories leave the queue (marked reviewed)."""
     base = namespace_memories(namespace).order_by("-created_at")
     current = base.filter(valid_to__isnull=True, status=Status.ACTIVE)
+    disputed = list(
+        base.filter(status=Status.DISPUTED).order_by("-updated_at")[:REVIEW_SECTION_LIMIT]
+    )
+    by_message = _disputing_turns(namespace, disputed)
     pending = list(base.filter(status=Status.PENDING_REVIEW)[:REVIEW_SECTION_LIMIT])
     low = list(
         _unreviewed(current.filter(confidence__lt=namespace.review_threshold))[
@@ -325,13 +329,19 @@ def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:
         str(m.pk): m
         for m in namespace_memories(namespace).filter(pk__in=[x for p in pairs for x in p[:2]])
     }
-    every = [*pending, *low, *tagged, *superseded, *by_id.values()]
+    every = [*disputed, *by_message.values(), *pending, *low, *tagged, *superseded]
+    every += list(by_id.values())
     opened = {str(r.memory.pk): r for r in memories_opened(every)}
 
     def row(memory: Memory) -> Row:
         return opened[str(memory.pk)]
 
+    def turn(memory: Memory) -> Row | None:
+        said = by_message.get(memory.metadata.get("disputed_by") or "")
+        return row(said) if said is not None else None
+
     return {
+        "disputed": [ReviewItem("disputed", row(m), turn(m)) for m in disputed],
         "pending": [ReviewItem("pending", row(m)) for m in pending],
         "low_confidence": [ReviewItem("low_confidence", row(m)) for m in low],
         "duplicate": [
@@ -342,6 +352,17 @@ def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:
         "pii": [ReviewItem("pii", row(m)) for m in tagged],
         "superseded": [ReviewItem("superseded", row(m)) for m in superseded],
     }
+
+
+def _disputing_turns(namespace: Namespace, disputed: list[Memory]) -> dict[str, Memory]:
+    """The conversation turns (episodic memories) that disputed these facts, by message."""
+    messages = {m.metadata.get("disputed_by") for m in disputed} - {None, ""}
+    if not messages:
+        return {}
+    turns = namespace_memories(namespace).filter(
+        kind=Kind.EPISODIC, source__message__in=sorted(messages)
+    )
+    return {str(turn.source.get("message")): turn for turn in turns}
 
 
 def duplicate_pairs(

@@ -103,6 +103,10 @@ class Status(models.TextChoices):
     ACTIVE = "active", _("Active")
     ARCHIVED = "archived", _("Archived")
     PENDING_REVIEW = "pending_review", _("Pending review")
+    # A later turn put the fact in doubt and no rule could say what holds instead ("the
+    # allergist says I've outgrown it"): out of the current facts until a person confirms,
+    # corrects or ends it (apps/memories/services/review.py).
+    DISPUTED = "disputed", _("Disputed")
 
 
 class Memory(EncryptedContent):

@@ -21,6 +21,7 @@ from django.utils.dateparse import parse_datetime
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
+from apps.facts.doubt import Dispute
 from apps.facts.rules import Ending, slot_group, speaks_of, substitute
 from apps.memories import vector_spaces
 from apps.memories.embeddings import get_provider
@@ -249,6 +250,23 @@ def consolidate_and_store(
                 source=source(candidate),
                 opened=opened,
                 when=when,
+            )
+        if candidate.disputes:
+            _dispute_facts(
+                actor=actor,
+                namespace=namespace,
+                subject=subject,
+                session=session,
+                disputes=candidate.disputes,
+                keys=keys,
+                pending=pending,
+                log=log,
+                opened=opened,
+                when=when,
+                by_message=source(candidate).get("message"),
+                earlier=[
+                    m for p, m in sorted(message_by_position.items()) if p < candidate.position
+                ],
             )
         if not candidate.content:
             continue
@@ -540,11 +558,13 @@ def _end_facts(
     waiting to be stored are ended the same way."""
     now = timezone.now()
     for ending in endings:
+        # Facts waiting for a person end too: a hedged "I think I'm allergic to penicillin"
+        # pending review, or one in dispute, is answered by "I'm not allergic to penicillin".
         current = Memory.objects.filter(
             namespace=namespace,
             subject=subject,
             kind=Kind.SEMANTIC,
-            status=Status.ACTIVE,
+            status__in=[Status.ACTIVE, Status.PENDING_REVIEW, Status.DISPUTED],
             valid_to__isnull=True,
         ).defer(*SEARCH_FIELDS)
         slot = slot_hash(keys, namespace.pk, ending.slot) if ending.slot else ""
@@ -573,6 +593,119 @@ def _end_facts(
             if ending.value and not speaks_of(other.item.content, ending.value):
                 continue
             other.ended = True
+
+
+def _current_facts(namespace: Namespace, subject: Subject) -> Any:
+    """The facts a turn may dispute: current ones, and those already waiting for a person
+    (a hedged fact pending review): either way, the reviewer sees the disputing turn."""
+    return Memory.objects.filter(
+        namespace=namespace,
+        subject=subject,
+        kind=Kind.SEMANTIC,
+        status__in=[Status.ACTIVE, Status.PENDING_REVIEW],
+        valid_to__isnull=True,
+    ).defer(*SEARCH_FIELDS)
+
+
+def _dispute_facts(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    subject: Subject,
+    session: Session,
+    disputes: list[Dispute],
+    keys: KeyCache,
+    pending: list[_Pending],
+    log: Any,
+    opened: Callable[[Memory], str],
+    when: datetime | None,
+    by_message: str | None,
+    earlier: list[str],
+) -> None:
+    """Put in doubt the current facts a turn disputes (`apps.facts.doubt`): each becomes
+    disputed, out of the current facts (history kept) and in the review queue beside the
+    turn `by_message`, until a person confirms, corrects or ends it. A fact of the same
+    batch still waiting to be stored waits for a person instead (pending review)."""
+    for dispute in disputes:
+        if dispute.last_said:
+            targets = _last_said(namespace, subject, session, pending, earlier)
+        else:  # a group's facts, or (no group: an LLM's) any of the user's own
+            group = slot_hash(keys, namespace.pk, dispute.group) if dispute.group else ""
+            for other in pending:
+                if other.ended or (group and other.group != group):
+                    continue
+                if not group and "person" in other.item.metadata:
+                    continue
+                if not dispute.value or speaks_of(other.item.content, dispute.value):
+                    other.review = True
+            facts = _current_facts(namespace, subject)
+            facts = (
+                facts.filter(metadata__group=group)
+                if group
+                else facts.exclude(metadata__has_key="person")
+            )
+            targets = [
+                memory
+                for memory in facts.order_by("created_at")[:500]
+                if not dispute.value or speaks_of(opened(memory), dispute.value)
+            ]
+        for memory in targets:
+            if _corrected_since(memory.metadata.get("corrected_at"), when):
+                log(Decision.NOOP, KEPT_CORRECTION, None, memory.id)
+                continue
+            _dispute(actor, namespace, memory, by_message=by_message)
+            log(Decision.DISPUTE, "put in doubt by a later turn; sent to review", None, memory.id)
+
+
+def _last_said(
+    namespace: Namespace,
+    subject: Subject,
+    session: Session,
+    pending: list[_Pending],
+    earlier: list[str],
+) -> list[Memory]:
+    """The facts of the speaker's previous statement ("that's my brother, not me"): those
+    of the batch's latest earlier turn that gave any (they wait for a person: pending
+    review), else the current facts of the session's latest turn that gave any."""
+    for message in reversed(earlier):
+        said = [p for p in pending if (p.item.source or {}).get("message") == message]
+        if said:
+            for other in said:
+                other.review = True
+            return []
+    latest = (
+        _current_facts(namespace, subject)
+        .filter(source__session=session.external_id)
+        .order_by("-created_at")
+        .values_list("source__message", flat=True)
+        .first()
+    )
+    if not latest:
+        return []
+    return list(_current_facts(namespace, subject).filter(source__message=latest)[:50])
+
+
+def _dispute(actor: Actor, namespace: Namespace, memory: Memory, *, by_message: str | None) -> None:
+    """A current fact put in doubt: disputed, `disputed_by` the turn's message. Audited."""
+    now = timezone.now()
+    memory.status = Status.DISPUTED
+    memory.metadata = {
+        **memory.metadata,
+        "disputed_by": by_message or "",
+        "disputed_at": now.isoformat(),
+    }
+    memory.metadata.pop("reviewed_at", None)
+    memory.updated_at = now
+    memory.save(update_fields=["status", "metadata", "updated_at"])
+    audit_record(
+        actor=actor,
+        action="memory.dispute",
+        namespace=namespace,
+        subject_id=memory.subject_id,
+        object_type="memory",
+        object_id=str(memory.id),
+        details={"by_message": by_message},
+    )
 
 
 @dataclass
@@ -727,10 +860,13 @@ def _close(
     """End a current fact, kept as history: superseded by `successor`, or ended by a
     negation (no successor). Audited."""
     memory.valid_to = now
+    memory.status = Status.ACTIVE  # history, like every ended fact: no review waits on it
     note = {"superseded_by": successor} if successor else {"ended": "negated or changed"}
+    if by_message and not successor:
+        note["ended_by"] = by_message  # the turn that ended it (the portal shows it beside)
     memory.metadata = {**memory.metadata, **note}
     memory.updated_at = now
-    memory.save(update_fields=["valid_to", "metadata", "updated_at"])
+    memory.save(update_fields=["valid_to", "status", "metadata", "updated_at"])
     if by_message:
         _mark_outdated_turn(memory, by_message)
     details: dict[str, Any] = {"successor": successor}

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
+from apps.facts.doubt import Dispute
 from apps.facts.rules import Ending, facts_of, speaks_of, substitute
 
 # The context API wraps recalled memories in these markers; text between them came from
@@ -60,6 +61,9 @@ class Candidate:
     expires_at: datetime | None = None  # a plan lapses after its date
     replace: tuple[str, str] | None = None  # a corrected value: (said before, meant)
     speaker: str = ""  # a turn's speaker (the message's `name`): recall's speaker signal
+    # Current facts the turn puts in doubt without saying what holds instead: each becomes
+    # disputed (out of the current facts, in the review queue) until a person decides.
+    disputes: list[Dispute] = field(default_factory=list)
 
 
 class Extractor(Protocol):
@@ -136,6 +140,7 @@ def atomic_facts(turn: Turn, now: datetime | None = None) -> list[Candidate]:
             slot=fact.slot,
             category=fact.category,
             ends=fact.ends,
+            disputes=fact.disputes,
             occurred_at=fact.occurred_at,
             valid_from=fact.valid_from,
             expires_at=fact.expires_at,

@@ -17,7 +17,8 @@ from typing import Any
 
 import httpx
 
-from apps.facts.rules import Ending, normal_slot
+from apps.facts.doubt import Dispute
+from apps.facts.rules import Ending, normal_slot, slot_group
 from apps.pipeline import extraction
 
 KINDS = {"semantic", "procedural"}
@@ -33,6 +34,7 @@ Return only JSON: {"memories": [{"content": str, "kind": "semantic" | "procedura
 "category": "fact" | "preference" | "plan" | "event" | "health" | "relationship"
 | "correction" | "instruction", "confidence": number 0..1, "importance": number 0..1,
 "slot": str or null, "turn": int, "ends": [{"slot": str or null, "value": str or null}],
+"disputes": [{"slot": str or null, "value": str or null, "previous": bool}],
 "occurred_at": ISO 8601 or null, "valid_from": ISO 8601 or null,
 "expires_at": ISO 8601 or null}]}.
 - Only what the user states about themselves or their people, or asks to be remembered;
@@ -51,6 +53,12 @@ Return only JSON: {"memories": [{"content": str, "kind": "semantic" | "procedura
   ("I'm not allergic to peanuts" ends {"slot": "allergy:peanuts", "value": null}; "I quit
   nursing" ends {"slot": "job", "value": "nursing"}). A pure negation has content "" and
   only "ends".
+- "disputes" lists the stored facts a turn puts in doubt without saying what holds instead
+  ("my doctor took me off the metformin" disputes {"slot": "medication", "value":
+  "metformin", "previous": false}; "the allergist thinks I've outgrown it"; "that's my
+  brother, not me" disputes {"slot": null, "value": null, "previous": true}: the facts of
+  the user's previous statement). Never guess the new value: a person decides. Such a
+  memory has content "" and only "disputes".
 - "expires_at": when a plan lapses (after its date). Use a lower confidence for hedged
   statements ("I think I might...").
 - "turn" is the index of the turn it comes from. An empty list is a good answer when
@@ -147,10 +155,11 @@ def parse_memories(text: str, turns: list[extraction.Turn]) -> list[extraction.C
                 f" (and optionally {sorted(OPTIONAL)})"
             )
         ends = _ends(item.get("ends", []), number)
+        disputes = _disputes(item.get("disputes", []), number)
         content = item["content"]
         if (
             not isinstance(content, str)
-            or not (content.strip() or ends)
+            or not (content.strip() or ends or disputes)
             or len(content) > MAX_CONTENT_CHARS
         ):
             raise LlmOutputError(f"memory {number}: content is not a short non-empty string")
@@ -172,6 +181,7 @@ def parse_memories(text: str, turns: list[extraction.Turn]) -> list[extraction.C
                 slot=normal_slot(slot) if slot else "",
                 category=item["category"],
                 ends=ends,
+                disputes=disputes,
                 occurred_at=_moment(item.get("occurred_at"), f"memory {number}: occurred_at"),
                 valid_from=_moment(item.get("valid_from"), f"memory {number}: valid_from"),
                 expires_at=_moment(item.get("expires_at"), f"memory {number}: expires_at"),
@@ -181,7 +191,7 @@ def parse_memories(text: str, turns: list[extraction.Turn]) -> list[extraction.C
 
 
 REQUIRED = {"content", "kind", "category", "confidence", "importance", "slot", "turn"}
-OPTIONAL = {"ends", "occurred_at", "valid_from", "expires_at"}
+OPTIONAL = {"ends", "disputes", "occurred_at", "valid_from", "expires_at"}
 
 
 def _ends(value: Any, number: int) -> list[Ending]:
@@ -199,6 +209,31 @@ def _ends(value: Any, number: int) -> list[Ending]:
             raise LlmOutputError(f"memory {number}: an ending names neither slot nor value")
         ends.append(Ending(slot=normal_slot(slot) if slot else "", value=(said or "").strip()))
     return ends
+
+
+def _disputes(value: Any, number: int) -> list[Dispute]:
+    """Facts in doubt, in the offline extractor's terms (apps.facts.doubt): a slot's group,
+    narrowed to a value (the slot's own, "allergy:peanuts", when none is given), or the
+    facts of the previous statement."""
+    if not isinstance(value, list) or len(value) > MAX_ENDS:
+        raise LlmOutputError(f"memory {number}: disputes is not a list of at most {MAX_ENDS}")
+    disputes = []
+    for item in value:
+        if not isinstance(item, dict) or set(item) != {"slot", "value", "previous"}:
+            raise LlmOutputError(f"memory {number}: a dispute is not {{slot, value, previous}}")
+        slot, said, previous = item["slot"], item["value"], item["previous"]
+        for part in (slot, said):
+            if part is not None and (not isinstance(part, str) or len(part) > 100):
+                raise LlmOutputError(f"memory {number}: a dispute is not short strings or null")
+        if not isinstance(previous, bool) or not (slot or said or previous):
+            raise LlmOutputError(f"memory {number}: a dispute names no slot, value or previous")
+        if previous:
+            disputes.append(Dispute(last_said=True))
+            continue
+        normal = normal_slot(slot) if slot else ""
+        own = normal.partition(":")[2] if ":" in normal.rpartition("|")[2] else ""
+        disputes.append(Dispute(group=slot_group(normal), value=(said or own).strip()))
+    return disputes
 
 
 def _moment(value: Any, name: str) -> datetime | None:

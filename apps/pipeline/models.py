@@ -139,6 +139,7 @@ class Decision(models.TextChoices):
     MERGE = "merge", "Merged into an existing memory"
     SUPERSEDE = "supersede", "Superseded an older memory"
     REJECT = "reject", "Rejected"
+    DISPUTE = "dispute", "Put in doubt, sent to review"
 
 
 class ConsolidationLog(models.Model):

@@ -6,6 +6,7 @@ returned for the page; it is the subject's own."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -82,6 +83,7 @@ class Item:
     uses: int  # answers it went into
     keeps: str  # until when it is kept, in words
     corrected: bool
+    disputed: bool = False  # a later turn put it in doubt: not used until a person decides
 
 
 @dataclass
@@ -199,6 +201,7 @@ def items(subject: Subject, memories: list[Memory], keys: KeyCache) -> list[Item
             uses=counted.get(m.pk, 0),
             keeps=keeps(m, retention),
             corrected="corrected_at" in (m.metadata or {}),
+            disputed=m.status == Status.DISPUTED,
         )
         for m in memories
     ]
@@ -269,16 +272,53 @@ def search(subject: Subject, query: str, keys: KeyCache) -> list[Item]:
             mine.filter(token_index__contains=terms).values_list("id", flat=True)[:SEARCH_LIMIT]
         )
     ids |= _near_topic(subject, query)
-    found = list(mine.filter(pk__in=ids).defer(*SEARCH_FIELDS).order_by("-created_at", "-id"))
-    # What is true now before what was: current memories first, then history, each newest
-    # first (a stale "allergic to peanuts" never heads the list above its correction).
-    found.sort(key=in_history)
+    found = list(mine.filter(pk__in=ids).defer(*SEARCH_FIELDS))
+    # What replaced what was found comes along: it is about the same thing, and true now.
+    replaced = _what_replaced(subject, found) - {m.pk for m in found}
+    found += list(mine.filter(pk__in=replaced).defer(*SEARCH_FIELDS))
+    found.sort(key=lambda m: (m.created_at, m.pk), reverse=True)
+    # What is true now before what was: current memories first, then those in doubt or
+    # outdated, then history, each newest first (a stale "allergic to peanuts" never heads
+    # the list above its correction).
+    found.sort(key=standing)
     return items(subject, found, keys)
+
+
+def _what_replaced(subject: Subject, found: list[Memory]) -> set[uuid.UUID]:
+    """The current memories that replaced, ended or outdated those found: a superseded
+    fact's successor; the turn and facts of the message that ended a fact, outdated a turn
+    or put a fact in doubt."""
+    successors = set()
+    for memory in found:
+        with contextlib.suppress(ValueError):
+            successors.add(uuid.UUID(str(memory.metadata.get("superseded_by"))))
+    keys = ("ended_by", "outdated_by", "disputed_by")
+    messages = {str(m.metadata[key]) for m in found for key in keys if m.metadata.get(key)}
+    if not (successors or messages):
+        return set()
+    return set(
+        Memory.objects.filter(namespace_id=subject.namespace_id, subject=subject)
+        .filter(Q(pk__in=successors) | Q(source__message__in=sorted(messages)))
+        .filter(valid_to__isnull=True, status=Status.ACTIVE)
+        .values_list("id", flat=True)[:SEARCH_LIMIT]
+    )
 
 
 def in_history(memory: Memory) -> bool:
     """Whether a memory is history: superseded, ended or archived (`history`'s rows)."""
     return memory.valid_to is not None or memory.status == Status.ARCHIVED
+
+
+CURRENT, IN_DOUBT, HISTORY = 0, 1, 2
+
+
+def standing(memory: Memory) -> int:
+    """CURRENT; IN_DOUBT (disputed, waiting for review, or a turn a later message
+    corrected); HISTORY (shown as "no longer current")."""
+    if in_history(memory):
+        return HISTORY
+    outdated = "outdated_by" in (memory.metadata or {})
+    return CURRENT if memory.status == Status.ACTIVE and not outdated else IN_DOUBT
 
 
 def _near_topic(subject: Subject, query: str) -> set[uuid.UUID]:

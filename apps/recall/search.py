@@ -211,6 +211,13 @@ def recall_memories(
     # The served memories, as the candidate statement read them (no second query). Their
     # vectors and token arrays stayed in the database: only content and fields came out.
     memories.update(_served(fetched, split, [i for i in order if i not in memories]))
+    if filters.include_history:
+        # What holds before what held: history follows every current memory found.
+        current_first = sorted(
+            range(len(order)), key=lambda n: memories[int(order[n])].valid_to is not None
+        )
+        order = np.asarray(order)[current_first]
+        relevances = np.asarray(relevances)[current_first]
     # Keyed by subject_id, which is None for shared memories (found: none).
     subjects: dict[uuid.UUID | None, Subject] = {subject.pk: subject} if subject is not None else {}
     if every_subject:

@@ -66,6 +66,9 @@ class RecallFilters:
     since: datetime | None = None
     until: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # History too: facts superseded or ended (kept, valid_to set), ranked below every
+    # current memory found (search.recall_memories). Off by default: recall serves what holds.
+    include_history: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,9 +102,10 @@ class RecallScope:
         where = [
             "namespace_id = %(namespace)s",
             "status = %(active)s",
-            "valid_to IS NULL",
             "(expires_at IS NULL OR expires_at > now())",
         ]
+        if not self.filters.include_history:
+            where.insert(2, "valid_to IS NULL")
         owners = ["true"] if self.every_subject else []
         if self.subject is not None and owner in (None, "subject"):
             owners.append("subject_id = %(subject)s")

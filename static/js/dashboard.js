@@ -1,5 +1,5 @@
 // The dashboard's small enhancements; every page works without them.
-// - Review queue: j/k move, a/e/r/m/o act on the focused item, ? shows the shortcuts.
+// - Review queue: j/k move, a/c/e/r/m/o/x act on the focused item, ? shows the shortcuts.
 //   Shortcuts never fire while typing in a field.
 // - Ctrl+Enter submits the form being typed in.
 // - htmx swaps are announced in the live region #announce.
@@ -64,7 +64,7 @@
     switch (event.key) {
       case "j": move(1); break;
       case "k": move(-1); break;
-      case "a": case "e": case "r": case "m": case "o": act(event.key); break;
+      case "a": case "c": case "e": case "r": case "m": case "o": case "x": act(event.key); break;
       case "?":
         if (!dialog) return;
         if (dialog.open) dialog.close(); else dialog.showModal();

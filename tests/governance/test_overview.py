@@ -64,7 +64,13 @@ def test_it_sizes_the_review_queue_and_what_retention_does_soon(cast: Cast) -> N
     Memory.objects.filter(pk=cast.shared.pk).update(created_at=timezone.now() - timedelta(days=25))
     Memory.objects.filter(pk=cast.fact.pk).update(expires_at=timezone.now() + timedelta(days=3))
     figures = overview_for(namespaces=[cast.acme])
-    assert figures.review == {"pending": 1, "superseded": 2, "low_confidence": 0, "pii": 1}
+    assert figures.review == {
+        "disputed": 0,
+        "pending": 1,
+        "superseded": 2,
+        "low_confidence": 0,
+        "pii": 1,
+    }
     assert figures.retention_due == 1
     assert figures.expiring == 1
 

@@ -238,3 +238,55 @@ def test_an_llm_negation_ends_the_fact_and_its_correction_takes_the_slot(
     ended = Memory.objects.get(kind="semantic", valid_to__isnull=False)
     assert open_memory(keys, ended) == "The user is allergic to peanuts."  # history kept
     assert ConsolidationLog.objects.filter(decision="supersede").count() == 1
+
+
+def test_an_llm_dispute_is_read_in_the_offline_extractor_s_terms() -> None:
+    from apps.facts.doubt import Dispute
+
+    answer = {
+        "memories": [
+            _fact(
+                "", None, disputes=[{"slot": "Medication", "value": "Metformin", "previous": False}]
+            ),
+            _fact(
+                "", None, disputes=[{"slot": "allergy:peanuts", "value": None, "previous": False}]
+            ),
+            _fact("", None, disputes=[{"slot": None, "value": None, "previous": True}]),
+        ]
+    }
+    medication, allergy, previous = parse_memories(json.dumps(answer), TURNS)
+    assert medication.disputes == [Dispute("medication", "Metformin")]
+    assert allergy.disputes == [Dispute("allergy", "peanut")]
+    assert previous.disputes == [Dispute(last_said=True)]
+    unnamed = _fact("", None, disputes=[{"slot": None, "value": None, "previous": False}])
+    with pytest.raises(LlmOutputError, match="names no slot, value or previous"):
+        parse_memories(json.dumps({"memories": [unnamed]}), TURNS)
+
+
+@pytest.mark.django_db
+def test_an_llm_dispute_takes_the_fact_out_of_the_current_ones_for_review(
+    acme: Tenant, llm: StubLlm
+) -> None:
+    from apps.memories.models import Status
+
+    def send(content: str) -> None:
+        body = {
+            "subject": "u1",
+            "session": "s1",
+            "messages": [{"role": "user", "content": content}],
+        }
+        job = acme.client.post(acme.url("messages"), body, format="json").json()
+        assert job["status"] == "succeeded", job["error"]
+
+    llm.reply = json.dumps(
+        {"memories": [_fact("The user takes metformin.", "medication:metformin")]}
+    )
+    send("I take metformin.")
+    dispute = {"slot": "medication", "value": "metformin", "previous": False}
+    llm.reply = json.dumps({"memories": [_fact("", None, disputes=[dispute])]})
+    send("My doctor is rethinking the metformin.")
+    fact = Memory.objects.get(kind="semantic")
+    assert fact.status == Status.DISPUTED
+    assert fact.valid_to is None
+    turn = Memory.objects.get(kind="episodic", source__message=fact.metadata["disputed_by"])
+    assert open_memory(KeyCache(), turn) == "My doctor is rethinking the metformin."

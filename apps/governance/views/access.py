@@ -44,6 +44,8 @@ ACTION_LABELS = {
     "restore": gettext_lazy("Restore"),
     "rollback": gettext_lazy("Roll back"),
     "merge": gettext_lazy("Merge"),
+    "confirm": gettext_lazy("Confirm"),
+    "end": gettext_lazy("End"),
 }
 
 

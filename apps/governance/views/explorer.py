@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.governance import selectors
-from apps.governance.filters import PAGE_SIZES, MemoryFilter
+from apps.governance.filters import PAGE_SIZES, SUPERSEDED, MemoryFilter
 from apps.governance.forms import (
     BulkForm,
     PurgeForm,
@@ -84,7 +84,8 @@ def explorer(request: DashboardRequest, slug: str) -> HttpResponse:
     )
     shown: list[Any] = []
     if request.method == "POST" and context["search"].is_valid():
-        context["search_active_only"] = filters.get("status") not in (None, "", "active")
+        status = filters.get("status")
+        context["search_active_only"] = status not in (None, "", "active", SUPERSEDED)
         context["hits"], context["search_ms"] = _search(
             request, namespace, filterset, context["search"].cleaned_data["q"]
         )
@@ -133,6 +134,8 @@ def _search(
             filters=RecallFilters(
                 kinds=[data["kind"]] if data.get("kind") else [],
                 tags=[tag for tag in (data.get("tag"), data.get("pii")) if tag],
+                # The Superseded filter searches history (below, it keeps only history).
+                include_history=data.get("status") == SUPERSEDED,
             ),
             log=False,  # the recall log is what apps were served; this read is audited
             every_subject=subject is None,

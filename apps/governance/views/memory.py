@@ -31,6 +31,7 @@ from apps.memories.services import (
     memory_approve,
     memory_archive,
     memory_delete,
+    memory_end,
     memory_merge,
     memory_restore,
     memory_supersede_rollback,
@@ -100,6 +101,8 @@ def memory_edit(request: DashboardRequest, slug: str, memory_id: str) -> HttpRes
             form.add_error(None, error.message)
         else:
             messages.success(request, _("Saved."))
+            if request.GET.get("from") == "review":  # a correction made from the queue
+                return redirect("governance:review", slug=slug)
             return redirect("governance:memory", slug=slug, memory_id=memory.pk)
     if request.method == "GET":
         content_read_record(
@@ -121,13 +124,16 @@ MEMORY_ACTIONS = {
     "archive": memory_archive,
     "restore": memory_restore,
     "rollback": memory_supersede_rollback,
+    "confirm": memory_approve,  # a disputed fact, still true
+    "end": memory_end,  # a fact that no longer holds
 }
 
 
 @login_required
 @require_POST
 def memory_action(request: DashboardRequest, slug: str, memory_id: str) -> HttpResponse:
-    """Approve, archive (with an undo), restore, or roll back a supersede."""
+    """Approve, archive (with an undo), restore, roll back a supersede, or settle a disputed
+    fact: confirm it or end it (correcting it is the edit page's)."""
     namespace = namespace_for_request(request, slug, EDITOR)
     memory = memory_for(namespace, memory_id)
     name = request.POST.get("action", "")
@@ -186,7 +192,7 @@ def review(request: DashboardRequest, slug: str) -> HttpResponse:
     namespace = namespace_for_request(request, slug)
     queue = selectors.review_queue(namespace=namespace)
     shown = {item.row.memory.pk for items in queue.values() for item in items} | {
-        item.other.memory.pk for item in queue["duplicate"] if item.other
+        item.other.memory.pk for items in queue.values() for item in items if item.other
     }
     content_read_record(
         actor=actor_of(request), namespace=namespace, what="review", memory_ids=shown

@@ -437,6 +437,11 @@ def memory_update(
         for name in changed:
             setattr(memory, name, changes[name])
         if content is not None and content != open_memory(keys, memory):
+            if memory.status == Status.DISPUTED and "status" not in changes:
+                # A person's correction settles the doubt: the corrected fact is current.
+                memory.status = Status.ACTIVE
+                memory.metadata = {**memory.metadata, "reviewed_at": timezone.now().isoformat()}
+                changed += ["status"]
             memory.version += 1
             _seal_and_index(keys, memory, content)
             _store_version(

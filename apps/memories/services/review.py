@@ -1,5 +1,6 @@
-"""Writes of a person's review of memories: approve, restore, merge a duplicate pair, roll
-back a supersede, and the bulk changes (archive, tag, delete, purge in batches).
+"""Writes of a person's review of memories: approve (or confirm a disputed fact), end a
+fact, restore, merge a duplicate pair, roll back a supersede, and the bulk changes
+(archive, tag, delete, purge in batches).
 
 Every function is keyword-only, runs in one transaction and writes exactly one audit event
 in it, content-free (ids, counts, field names), except `memories_purge_batch`, whose caller
@@ -35,12 +36,13 @@ def _locked(memory: Memory) -> Memory:
 
 
 def memory_approve(*, actor: Actor, memory: Memory) -> Memory:
-    """A person vouches for the memory: a pending one becomes active, and any memory is marked
-    reviewed (it leaves the review queue) with its confidence raised to 1."""
+    """A person vouches for the memory: a pending one becomes active, a disputed one is
+    confirmed (current again), and any memory is marked reviewed (it leaves the review
+    queue) with its confidence raised to 1."""
     with transaction.atomic():
         memory = _locked(memory)
         previous = memory.status
-        if memory.status == Status.PENDING_REVIEW:
+        if memory.status in (Status.PENDING_REVIEW, Status.DISPUTED):
             memory.status = Status.ACTIVE
         memory.confidence = 1.0
         memory.metadata = {**memory.metadata, "reviewed_at": timezone.now().isoformat()}
@@ -60,6 +62,28 @@ def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
         memory.updated_at = timezone.now()
         memory.save(update_fields=["status", "updated_at"])
         memory_audit(actor, "memory.restore", memory)
+    return memory
+
+
+def memory_end(*, actor: Actor, memory: Memory) -> Memory:
+    """A person says the fact no longer holds (a disputed one, mostly): it ends, kept as
+    history like a fact a negation ended, and leaves the review queue."""
+    with transaction.atomic():
+        memory = _locked(memory)
+        if memory.valid_to is not None or memory.status == Status.ARCHIVED:
+            raise ApplicationError("Only a current memory can be ended.", status_code=409)
+        previous = memory.status
+        now = timezone.now()
+        memory.status = Status.ACTIVE
+        memory.valid_to = now
+        memory.metadata = {
+            **memory.metadata,
+            "ended": "ended by a reviewer",
+            "reviewed_at": now.isoformat(),
+        }
+        memory.updated_at = now
+        memory.save(update_fields=["status", "valid_to", "metadata", "updated_at"])
+        memory_audit(actor, "memory.end", memory, {"from_status": previous})
     return memory
 
 
@@ -107,7 +131,7 @@ def memory_supersede_rollback(*, actor: Actor, memory: Memory) -> Memory:
         memory.metadata = {
             key: value
             for key, value in memory.metadata.items()
-            if key not in ("superseded_by", "ended", "merged")
+            if key not in ("superseded_by", "ended", "ended_by", "merged")
         } | {"reviewed_at": timezone.now().isoformat()}
         memory.status = Status.ACTIVE
         memory.updated_at = timezone.now()

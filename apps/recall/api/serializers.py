@@ -28,6 +28,11 @@ class RecallRequestSerializer(StrictSerializer):
     )  # fmt: skip
     filters = RecallFiltersSerializer(required=False)
     include_shared = serializers.BooleanField(default=True)
+    include_history = serializers.BooleanField(
+        default=False,
+        help_text="Also facts superseded or ended (kept as history), each marked current: "
+        "false and ranked below every current memory found.",
+    )
     mmr = serializers.FloatField(
         min_value=0.0, max_value=1.0, allow_null=True, required=False, default=None,
         help_text="Diversify (maximal marginal relevance): 1 = relevance only, 0 = diversity only.",
@@ -62,6 +67,9 @@ class RecallComponentsSerializer(serializers.Serializer):
 
 class RecallHitSerializer(serializers.Serializer):
     memory = MemorySerializer()
+    current = serializers.BooleanField(
+        help_text="False for history (include_history): superseded or ended, no longer true."
+    )
     score = serializers.FloatField()
     relevance = serializers.FloatField()
     components = RecallComponentsSerializer()

@@ -29,7 +29,8 @@ class RecallView(NamespacedAPIView):
         request=RecallRequestSerializer,
         responses={200: RecallResponseSerializer, **error_responses(400, 401, 403, 404, 429)},
         description="Hybrid recall (vector + keyword + recency + importance) over the subject's "
-        "memories and, unless include_shared is false, the namespace's shared ones.",
+        "memories and, unless include_shared is false, the namespace's shared ones; with "
+        "include_history, their superseded and ended facts too, below the current ones.",
     )
     def post(self, request: Request, namespace: str) -> Response:
         serializer = RecallRequestSerializer(data=request.data)
@@ -48,6 +49,7 @@ class RecallView(NamespacedAPIView):
                 since=filters.get("since"),
                 until=filters.get("until"),
                 metadata=filters.get("metadata", {}),
+                include_history=data["include_history"],
             ),
             include_shared=data["include_shared"],
             mmr_lambda=data["mmr"],
@@ -57,6 +59,7 @@ class RecallView(NamespacedAPIView):
         results = [
             {
                 "memory": MemorySerializer(memory).data,
+                "current": hit.memory.valid_to is None,
                 "score": hit.score,
                 "relevance": hit.relevance,
                 "components": hit.components,

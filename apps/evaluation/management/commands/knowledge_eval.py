@@ -10,7 +10,13 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.evaluation.knowledge import read_scenarios, run_suite, summary_outcome, table
+from apps.evaluation.knowledge import (
+    ranked_scenario,
+    read_scenarios,
+    run_suite,
+    summary_outcome,
+    table,
+)
 
 DEFAULT = Path("tests/knowledge/scenarios.json")
 
@@ -37,12 +43,18 @@ class Command(BaseCommand):
             self.stdout.write(f"{name:<24} {count:>9} {right:>6} {right / count:>7.1%}")
         critical = [o for o in outcomes if o.scenario.critical and not o.right]
         self.stdout.write(f"critical (allergy, medical) failures: {len(critical)}")
+        asked = [o for o in outcomes if ranked_scenario(o.scenario)]
+        misranked = [o for o in asked if o.misranked]
+        self.stdout.write(
+            f"current above stale (recall and portal search): {len(asked) - len(misranked)}"
+            f"/{len(asked)} update scenarios"
+        )
         if options["failures"]:
             for outcome in outcomes:
-                if not outcome.right:
+                if not outcome.right or outcome.misranked:
                     self.stdout.write(
                         f"- {outcome.scenario.id}: missing {outcome.missing}, stale {outcome.kept}"
-                        f"\n    facts: {outcome.facts}"
+                        f", misranked {outcome.misranked}\n    facts: {outcome.facts}"
                     )
         summaries = []
         if options["summaries"]:
@@ -67,6 +79,8 @@ class Command(BaseCommand):
                 "scenarios": len(outcomes),
                 "right": sum(o.right for o in outcomes),
                 "critical_failures": len(critical),
+                "ranked": len(asked),
+                "misranked": len(misranked),
             }
             if summaries:
                 result["summaries_right"] = sum(s.outcome.right for s in summaries)

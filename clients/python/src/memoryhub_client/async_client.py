@@ -195,9 +195,11 @@ class AsyncNamespace:
         include_shared: bool | None = None,
         mmr: float | None = None,
         min_relevance: float | None = None,
+        include_history: bool | None = None,
     ) -> RecallResponse:
         """Hybrid recall over the subject's memories (and the namespace's shared ones,
-        unless include_shared=False). Unset options take the namespace's configuration."""
+        unless include_shared=False). Unset options take the namespace's configuration;
+        include_history=True adds superseded and ended facts (`current` False), ranked last."""
         return await self._hub._send(
             calls.recall(
                 self.slug,
@@ -208,6 +210,7 @@ class AsyncNamespace:
                 include_shared=include_shared,
                 mmr=mmr,
                 min_relevance=min_relevance,
+                include_history=include_history,
             )
         )
 

@@ -304,6 +304,7 @@ def recall(
     include_shared: bool | None,
     mmr: float | None,
     min_relevance: float | None,
+    include_history: bool | None = None,
 ) -> Call[RecallResponse]:
     body = _present(
         subject=subject,
@@ -311,6 +312,7 @@ def recall(
         k=k,
         filters=_present(**filters) if filters is not None else None,
         include_shared=include_shared,
+        include_history=include_history,
         mmr=mmr,
         min_relevance=min_relevance,
     )

@@ -17,7 +17,7 @@ from typing import Any, Literal, TypedDict, TypeVar, Union, get_args, get_origin
 from memoryhub_client.errors import UnexpectedResponse
 
 MemoryKind = Literal["semantic", "episodic", "procedural"]
-MemoryStatus = Literal["active", "archived", "pending_review"]
+MemoryStatus = Literal["active", "archived", "pending_review", "disputed"]
 JobStatus = Literal["queued", "running", "succeeded", "failed"]
 MessageRole = Literal["user", "assistant", "system", "tool"]
 SectionName = Literal["system", "procedural", "turns", "memories", "summary", "shared", "query"]
@@ -77,6 +77,7 @@ class RecallComponents:
 @dataclass(frozen=True, kw_only=True)
 class RecallHit:
     memory: Memory
+    current: bool = True  # False: history (include_history), no longer true
     score: float
     relevance: float
     components: RecallComponents
