@@ -217,15 +217,7 @@ FOOD_GROUPS = (
     "|animal products|alcohol|lamb"
 )
 MARITAL = "married|single|divorced|engaged|widowed|separated"
-# Word endings and heads that name an occupation ("I'm a baker", "I am an engineer").
-_OCCUPATION = re.compile(
-    r"(?:er|or|ist|ian|ant|ent|eer|ect|ic|man|woman|person|chef|nurse|cook|pilot|clerk|judge"
-    r"|coach|student|intern|officer|analyst|consultant|surgeon|dentist|vet|medic|artist"
-    r"|barista|tutor|guide|model|agent|scientist|engineer|architect|mechanic|pharmacist|midwife"
-    r"|paramedic|therapist|nanny|maid|chemist|economist|attorney|accountant|cashier|assistant"
-    r"|secretary|professor|lecturer|researcher|freelancer|founder|ceo|cto|cfo|director|lead)$"
-)
-# Heads that end like an occupation but are not one.
+# Heads that are no occupation, even in a job title's place ("I'm a runner").
 _FAMILY = (
     "wife|husband|partner|spouse|boyfriend|girlfriend|fiancee?|mother|mom|mum|father|dad|parent"
     "|sister|brother|son|daughter|child|baby|grandmother|grandma|grandfather|grandpa|aunt|uncle"
@@ -1294,8 +1286,9 @@ def _replacement(clause: str, correction: bool) -> Fact | None:
 
 
 def _is_occupation(value: str) -> bool:
-    head = value.lower().split()[-1] if value.split() else ""
-    return bool(_OCCUPATION.search(head)) and not _NOT_OCCUPATION.search(value.lower())
+    """A job title whose head noun is a known occupation (`vocabulary`), not a word that only
+    looks like one ("a professional overthinker", "an expert hiker")."""
+    return vocabulary.names_an_occupation(value) and not _NOT_OCCUPATION.search(value.lower())
 
 
 def _bare_name(value: str) -> bool:

@@ -129,6 +129,67 @@ def names_a_condition(text: str) -> bool:
     return bool(set(_WORDS.findall(lowered)) & CONDITIONS_EN)
 
 
+# Occupations, by the head noun of a job title ("pastry chef", "senior software engineer"):
+# "I'm a professional overthinker" or "an expert hiker" names no occupation.
+OCCUPATIONS_EN = frozenset(
+    (
+        "accountant", "actor", "actress", "actuary", "administrator", "adviser", "advisor",
+        "agent", "analyst", "anesthesiologist", "animator", "announcer", "archaeologist",
+        "architect", "archivist", "artist", "assistant", "astronaut", "astronomer", "athlete",
+        "attendant", "attorney", "auditor", "author", "baker", "banker", "barber", "barista",
+        "bartender", "biologist", "blogger", "bookkeeper", "botanist", "bricklayer", "broker",
+        "builder", "butcher", "buyer", "cameraman", "captain", "cardiologist", "caregiver",
+        "carer", "carpenter", "cartographer", "cashier", "caterer", "ceo", "cfo", "chef",
+        "chemist", "chiropractor", "choreographer", "cleaner", "clerk", "coach", "coder",
+        "columnist", "comedian", "composer", "conductor", "consultant", "contractor",
+        "controller", "cook", "coordinator", "copywriter", "coroner", "counselor",
+        "counsellor", "courier", "cto", "curator", "dancer", "decorator", "dentist",
+        "dermatologist", "designer", "detective", "developer", "dietitian", "dietician",
+        "diplomat", "director", "dispatcher", "doctor", "driver", "drummer", "economist",
+        "editor", "educator", "electrician", "engineer", "entrepreneur", "estimator",
+        "executive", "farmer", "filmmaker", "firefighter", "fisherman", "fitter", "florist",
+        "founder", "freelancer", "gardener", "geologist", "graphic", "guard", "guide",
+        "hairdresser", "handyman", "historian", "housekeeper", "hygienist", "illustrator",
+        "inspector", "installer", "instructor", "intern", "interpreter", "investigator",
+        "investor", "janitor", "jeweler", "jeweller", "journalist", "judge", "labourer",
+        "laborer", "landscaper", "lawyer", "lecturer", "librarian", "lifeguard", "linguist",
+        "locksmith", "machinist", "maid", "manager", "marketer", "mason", "mathematician",
+        "mechanic", "medic", "midwife", "miner", "minister", "model", "musician", "nanny",
+        "navigator", "negotiator", "neurologist", "neuroscientist", "notary", "novelist",
+        "nurse", "nutritionist", "observer", "officer", "oncologist", "operator",
+        "ophthalmologist", "optician", "optometrist", "organizer", "organiser", "orthodontist",
+        "paralegal", "paramedic", "pastor", "pathologist", "pediatrician", "paediatrician",
+        "pharmacist", "photographer", "physician", "physicist", "physio", "physiotherapist",
+        "pianist", "pilot", "planner", "plasterer", "plumber", "podcaster", "poet",
+        "policeman", "policewoman", "politician", "porter", "postman", "priest", "principal",
+        "producer", "professor", "programmer", "promoter", "psychiatrist", "psychologist",
+        "publisher", "rabbi", "radiographer", "radiologist", "realtor", "receptionist",
+        "recruiter", "referee", "reporter", "representative", "researcher", "roofer",
+        "sailor", "salesman", "saleswoman", "salesperson", "scientist", "sculptor",
+        "secretary", "senator", "server", "sheriff", "singer", "soldier", "solicitor",
+        "songwriter", "specialist", "statistician", "steward", "stewardess", "stockbroker",
+        "strategist", "student", "stylist", "supervisor", "surgeon", "surveyor", "tailor",
+        "teacher", "technician", "technologist", "teller", "therapist", "trader", "trainer",
+        "translator", "tutor", "typist", "underwriter", "upholsterer", "vet", "veterinarian",
+        "videographer", "waiter", "waitress", "welder", "worker", "writer", "youtuber",
+        "streamer", "manager", "lead", "head", "clinician", "technologist", "sommelier",
+        "barman", "shopkeeper", "storekeeper", "tradesman", "chauffeur", "concierge",
+        "dentist", "embalmer", "firefighter", "foreman", "forester", "glazier", "grocer",
+        "hostess", "host", "housekeeper", "ironworker", "jockey", "lineman", "logger",
+        "mortician", "optometrist", "painter", "panelist", "patissier", "pharmacologist",
+        "prosecutor", "ranger", "rancher", "scholar", "shepherd", "stonemason", "sysadmin",
+        "tester", "tiler", "veterinarian", "warden", "zoologist", "nun", "monk", "cop",
+        "firefighter", "medic", "soldier", "marine", "airman", "midshipman", "chaplain",
+    )
+)  # fmt: skip
+
+
+def names_an_occupation(value: str) -> bool:
+    """Whether a job title's head noun (its last word) is an occupation."""
+    words = _WORDS.findall(value.lower())
+    return bool(words) and words[-1] in OCCUPATIONS_EN
+
+
 CHECKS = {
     "medication": names_a_drug,
     "allergy": names_an_allergen,

@@ -32,11 +32,10 @@ def test_the_corpus_is_large_and_bilingual() -> None:
     assert len(set(corpus)) == len(corpus)
 
 
-# Jokes in the shape of a job title: no rule can tell them from one without a vocabulary of
-# occupations (not yet built). Listed so that the test fails on any other invented fact,
-# and when one of these is fixed.
+# A joke in the shape of a job title whose head is a real occupation ("inspector"): the
+# occupation vocabulary (apps/facts/vocabulary.py) reads job titles by their head noun.
+# Listed so that the test fails on any other invented fact, and when this one is fixed.
 KNOWN_INVENTIONS = [
-    ("I'm a professional overthinker.", "job"),
     ("I'm a full-time snack inspector.", "job"),
 ]
 
