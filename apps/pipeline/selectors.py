@@ -4,8 +4,11 @@ was authorised for; anything outside it is NotFound, like something that never e
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db.models import Prefetch
 
 from apps.accounts.models import ApiKey
@@ -91,3 +94,21 @@ def job_for_api_key(*, api_key: ApiKey, job_id: uuid.UUID | str) -> Job:
     if job is None:
         raise NotFound("Job not found.")
     return job
+
+
+@dataclass(frozen=True)
+class ExtractorInUse:
+    """Which extractor turns a namespace's conversations into facts (every namespace of the
+    deployment runs the same one): "offline" (the rules of apps/facts) or "llm", with the
+    model and the endpoint's host (never its key or path)."""
+
+    kind: str
+    model: str = ""
+    host: str = ""
+
+
+def extractor_in_use() -> ExtractorInUse:
+    if settings.MEMORYHUB_EXTRACTOR != "llm":
+        return ExtractorInUse("offline")
+    host = urlsplit(settings.MEMORYHUB_LLM_URL or "").hostname or ""
+    return ExtractorInUse("llm", settings.MEMORYHUB_LLM_MODEL or "", host)

@@ -144,3 +144,13 @@ def test_it_recomputes_a_stale_rollup_and_forgets_unused_ones(cast: Cast) -> Non
     OverviewSnapshot.objects.update(used_at=timezone.now() - timedelta(days=2))
     assert overview_snapshots_refresh() == 0
     assert not OverviewSnapshot.objects.exists()
+
+
+def test_it_says_which_extractor_the_namespace_runs(cast: Cast, settings) -> None:  # type: ignore[no-untyped-def]
+    page = cast.client("vera").get("/n/acme/").content.decode()
+    assert "extracted by the offline rules" in page
+    settings.MEMORYHUB_EXTRACTOR = "llm"
+    settings.MEMORYHUB_LLM_URL = "http://127.0.0.1:11434/v1"
+    settings.MEMORYHUB_LLM_MODEL = "qwen2.5:7b"
+    page = cast.client("vera").get("/n/acme/").content.decode()
+    assert "extracted by an LLM: qwen2.5:7b at 127.0.0.1" in page

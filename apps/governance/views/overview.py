@@ -15,6 +15,7 @@ from apps.governance.views.access import (
 )
 from apps.memories import vector_spaces
 from apps.namespaces.selectors import namespaces_for_user
+from apps.pipeline.selectors import extractor_in_use
 from memoryhub.health import current_health
 
 # --- Overview ------------------------------------------------------------------------------
@@ -42,6 +43,7 @@ def overview(request: DashboardRequest, slug: str | None = None) -> HttpResponse
             computed_at=snapshot.computed_at,
             review_total=sum(snapshot.content["review"].values()),
             chain=chain_status_latest(),
+            extractor=extractor_in_use(),
         )
     return render(request, template, context)
 
