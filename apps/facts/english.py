@@ -1517,61 +1517,31 @@ def _build_event(c: _Matched) -> list[Fact] | None:
     ]
 
 
+def _verb_fact(
+    c: _Matched, verbs: tuple[str, str], slot: str, category: str, importance: float
+) -> list[Fact] | None:
+    """ "<who> <verb> <value>" in `slot` ("{key}" in it: the value's key), or None."""
+    value = _value(c.m)
+    if not value:
+        return None
+    text = f"{c.who.name} {c.who.verb(*verbs)} {value}"
+    slot = c.p + slot.format(key=_key(value))
+    return [Fact(_sentence(text), slot, category, c.conf, importance)]
+
+
 def _build_language(c: _Matched) -> list[Fact] | None:
     """The facts of the "language" rule."""
-    m, who, p, conf = c.m, c.who, c.p, c.conf
-    value = _value(m)
-    return (
-        [
-            Fact(
-                _sentence(f"{who.name} {who.verb('speaks', 'speak')} {value}"),
-                f"{p}language:{_key(value)}",
-                "fact",
-                conf,
-                0.5,
-            )
-        ]
-        if value
-        else None
-    )
+    return _verb_fact(c, ("speaks", "speak"), "language:{key}", "fact", 0.5)
 
 
 def _build_study(c: _Matched) -> list[Fact] | None:
     """The facts of the "study" rule."""
-    m, who, p, conf = c.m, c.who, c.p, c.conf
-    value = _value(m)
-    return (
-        [
-            Fact(
-                _sentence(f"{who.name} {who.verb('studies', 'study')} {value}"),
-                f"{p}study",
-                "fact",
-                conf,
-                0.6,
-            )
-        ]
-        if value
-        else None
-    )
+    return _verb_fact(c, ("studies", "study"), "study", "fact", 0.6)
 
 
 def _build_hobby(c: _Matched) -> list[Fact] | None:
     """The facts of the "hobby" rule."""
-    m, who, p, conf = c.m, c.who, c.p, c.conf
-    value = _value(m)
-    return (
-        [
-            Fact(
-                _sentence(f"{who.name} {who.verb('plays', 'play')} {value}"),
-                f"{p}hobby:{_key(value)}",
-                "preference",
-                conf,
-                0.5,
-            )
-        ]
-        if value
-        else None
-    )
+    return _verb_fact(c, ("plays", "play"), "hobby:{key}", "preference", 0.5)
 
 
 def _build_activity(c: _Matched) -> list[Fact] | None:

@@ -166,6 +166,13 @@ def test_a_refusing_endpoint_is_not_retried(acme: Tenant, llm: StubLlm) -> None:
     assert Message.objects.count() == 3
 
 
+def send(tenant: Tenant, content: str) -> None:
+    """One user turn, extracted by the stub's answer."""
+    body = {"subject": "u1", "session": "s1", "messages": [{"role": "user", "content": content}]}
+    job = tenant.client.post(tenant.url("messages"), body, format="json").json()
+    assert job["status"] == "succeeded", job["error"]
+
+
 def _fact(content: str, slot: str | None, ends: list[dict] | None = None, **extra) -> dict:
     return {
         "content": content,
@@ -208,19 +215,10 @@ def test_the_slot_schema_is_normalised_like_the_offline_extractor() -> None:
 def test_an_llm_negation_ends_the_fact_and_its_correction_takes_the_slot(
     acme: Tenant, llm: StubLlm
 ) -> None:
-    def send(content: str) -> None:
-        body = {
-            "subject": "u1",
-            "session": "s1",
-            "messages": [{"role": "user", "content": content}],
-        }
-        job = acme.client.post(acme.url("messages"), body, format="json").json()
-        assert job["status"] == "succeeded", job["error"]
-
     llm.reply = json.dumps(
         {"memories": [_fact("The user is allergic to peanuts.", "allergy:peanuts")]}
     )
-    send("I'm allergic to peanuts.")
+    send(acme, "I'm allergic to peanuts.")
     llm.reply = json.dumps(
         {
             "memories": [
@@ -229,7 +227,7 @@ def test_an_llm_negation_ends_the_fact_and_its_correction_takes_the_slot(
             ]
         }
     )
-    send("Actually, not peanuts: shellfish.")
+    send(acme, "Actually, not peanuts: shellfish.")
     keys = KeyCache()
     current = [
         open_memory(keys, m) for m in Memory.objects.filter(kind="semantic", valid_to__isnull=True)
@@ -269,22 +267,13 @@ def test_an_llm_dispute_takes_the_fact_out_of_the_current_ones_for_review(
 ) -> None:
     from apps.memories.models import Status
 
-    def send(content: str) -> None:
-        body = {
-            "subject": "u1",
-            "session": "s1",
-            "messages": [{"role": "user", "content": content}],
-        }
-        job = acme.client.post(acme.url("messages"), body, format="json").json()
-        assert job["status"] == "succeeded", job["error"]
-
     llm.reply = json.dumps(
         {"memories": [_fact("The user takes metformin.", "medication:metformin")]}
     )
-    send("I take metformin.")
+    send(acme, "I take metformin.")
     dispute = {"slot": "medication", "value": "metformin", "previous": False}
     llm.reply = json.dumps({"memories": [_fact("", None, disputes=[dispute])]})
-    send("My doctor is rethinking the metformin.")
+    send(acme, "My doctor is rethinking the metformin.")
     fact = Memory.objects.get(kind="semantic")
     assert fact.status == Status.DISPUTED
     assert fact.valid_to is None
