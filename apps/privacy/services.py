@@ -290,6 +290,21 @@ def memory_correct(*, actor: Actor, memory: Memory, content: str, keys: KeyCache
     )
 
 
+def memory_confirm(*, actor: Actor, memory: Memory) -> Memory:
+    """The subject says a disputed fact is still true: current again, marked reviewed and as
+    their own word (consolidation keeps it over older extracted values)."""
+    if memory.status != Status.DISPUTED or memory.valid_to is not None:
+        raise ApplicationError("Only a memory in doubt can be confirmed.", status_code=409)
+    now = timezone.now().isoformat()
+    return memory_update(
+        actor=actor,
+        memory=memory,
+        confidence=1.0,
+        status=Status.ACTIVE,
+        metadata={**memory.metadata, CORRECTED_AT: now, "reviewed_at": now},
+    )
+
+
 def memories_forget(
     *, actor: Actor, subject: Subject, ids: list[uuid.UUID], topic: bool = False
 ) -> int:

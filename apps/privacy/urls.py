@@ -15,6 +15,11 @@ urlpatterns = [
         views.correct,
         name="correct",
     ),
+    path(
+        "portal/<uuid:subject_id>/memories/<str:memory_id>/confirm/",
+        views.confirm,
+        name="confirm",
+    ),
     path("portal/<uuid:subject_id>/memories/<str:memory_id>/delete/", views.delete, name="delete"),
     path("portal/<uuid:subject_id>/forget/", views.forget, name="forget"),
     path("portal/<uuid:subject_id>/export/", views.export, name="export"),

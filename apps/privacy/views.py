@@ -261,6 +261,23 @@ def correct(request: PortalRequest, memory_id: str) -> HttpResponse:
     return _memory_page(request, found, keys, form=form, status=422)
 
 
+@portal_page
+@require_POST
+def confirm(request: PortalRequest, memory_id: str) -> HttpResponse:
+    """A fact in doubt that the person says is still true."""
+    subject = request.portal.subject
+    found = selectors.memory_of(subject, memory_id)
+    if found is None:
+        return _not_found(request)
+    try:
+        services.memory_confirm(actor=_actor(request), memory=found)
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, _("Thank you: it is used again to answer you."))
+    return redirect("privacy:memory", subject_id=subject.pk, memory_id=found.pk)
+
+
 def _memory_page(
     request: PortalRequest,
     found: Memory,

@@ -88,6 +88,7 @@ def test_the_portal_says_it_is_not_sure(acme: Tenant) -> None:
     assert "not sure this is still true" in listing
     page = portal.client.get(portal.url(f"memories/{disputed.pk}/")).content.decode()
     assert "not sure this is still true" in page
+    assert "It is still true" in page
     found = portal.client.post(portal.url("memories/"), {"q": "metformin"}).content.decode()
     assert found.index("My doctor took me off the metformin.") < found.index(
         "The user takes metformin."
@@ -152,3 +153,20 @@ def test_a_correction_settles_a_disputed_fact(cast: Cast) -> None:
     memory.refresh_from_db()
     assert memory.status == Status.ACTIVE
     assert open_memory(KeyCache(), memory) == "The user likes oolong tea."
+
+
+@pytest.mark.django_db
+def test_the_person_says_a_disputed_fact_is_still_true(acme: Tenant) -> None:
+    say(acme, "I take metformin.")
+    say(acme, "My doctor took me off the metformin.")
+    disputed = fact("The user takes metformin.")
+    portal = open_portal(acme)
+    response = portal.client.post(portal.url(f"memories/{disputed.pk}/confirm/"))
+    assert response.status_code == 302
+    disputed.refresh_from_db()
+    assert disputed.status == Status.ACTIVE
+    assert disputed.metadata.get("corrected_at")  # the person's own word: kept over turns
+    assert AuditEvent.objects.filter(action="memory.update", object_id=str(disputed.pk)).exists()
+    again = portal.client.post(portal.url(f"memories/{disputed.pk}/confirm/"), follow=True)
+    assert "Only a memory in doubt can be confirmed." in again.content.decode()
+    assert portal.client.get(portal.url(f"memories/{disputed.pk}/confirm/")).status_code == 405

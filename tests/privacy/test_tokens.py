@@ -129,7 +129,7 @@ def _urls_for(subject_id, memory_id) -> list[tuple[str, str]]:
 def test_every_portal_url_is_in_the_matrix() -> None:
     names = {p.name for p in _portal_routes()}
     assert names == {
-        "overview", "memories", "memory", "correct", "delete", "forget", "export",
+        "overview", "memories", "memory", "correct", "confirm", "delete", "forget", "export",
         "export_json", "export_print", "erase", "erase_cancel", "pause", "activity",
         "blocked", "language", "leave",
     }  # fmt: skip
