@@ -156,6 +156,7 @@ class MemoryStory:
     document_chunks: list[Memory] = field(default_factory=list)
     decisions: list[ConsolidationLog] = field(default_factory=list)
     recalls: list[dict[str, Any]] = field(default_factory=list)
+    disputed_by: Row | None = None  # the turn that put a disputed fact in doubt
 
 
 def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20) -> MemoryStory:
@@ -196,6 +197,9 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
         ),
     )
     _provenance(story, namespace, keys)
+    if memory.status == Status.DISPUTED:
+        turn = _disputing_turns(namespace, [memory]).get(memory.metadata.get("disputed_by", ""))
+        story.disputed_by = memories_opened([turn], keys)[0] if turn is not None else None
     story.decisions = list(
         ConsolidationLog.objects.filter(namespace=namespace, subject=memory.subject_id)
         .filter(Q(memory_id=memory.pk) | Q(related_id=memory.pk))

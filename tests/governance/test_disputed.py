@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from django.utils.html import escape
 
 from apps.audit.models import AuditEvent
 from apps.memories.models import Memory, Status
@@ -170,3 +171,20 @@ def test_the_person_says_a_disputed_fact_is_still_true(acme: Tenant) -> None:
     again = portal.client.post(portal.url(f"memories/{disputed.pk}/confirm/"), follow=True)
     assert "Only a memory in doubt can be confirmed." in again.content.decode()
     assert portal.client.get(portal.url(f"memories/{disputed.pk}/confirm/")).status_code == 405
+
+
+@pytest.mark.django_db
+def test_the_memory_page_shows_the_disputing_turn_and_settles_it(cast: Cast) -> None:
+    memory = cast.fact
+    message = str(cast.turn.source["message"])
+    Memory.objects.filter(pk=memory.pk).update(
+        status=Status.DISPUTED, metadata={**memory.metadata, "disputed_by": message}
+    )
+    page = cast.client("eddie").get(f"/n/acme/memories/{memory.pk}/").content.decode()
+    assert 'id="disputed-by"' in page
+    assert escape(open_memory(KeyCache(), cast.turn)) in page
+    assert 'value="confirm"' in page
+    assert 'value="end"' in page
+    viewer = cast.client("vera").get(f"/n/acme/memories/{memory.pk}/").content.decode()
+    assert 'id="disputed-by"' in viewer
+    assert 'value="confirm"' not in viewer  # a viewer reads; an editor settles
