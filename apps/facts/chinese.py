@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from apps.facts.grammar import Ending, Fact, _Clause, _key, _Who
-from apps.facts.time_words import _apply_time, take_time
+from apps.facts.grammar import ClauseState, Ending, Fact, Who, value_key
+from apps.facts.time_words import apply_time, take_time
 
 # --- Chinese --------------------------------------------------------------------------------
 
@@ -20,7 +20,7 @@ ZH_PETS = (
     "[\u4e00-\u9fff]{0,2}?(?:狗|猫)|鹦鹉|仓鼠|兔子|鱼|乌龟|柯基|泰迪|金毛|哈士奇|拉布拉多|柴犬|边牧"
     "|英短|美短|布偶|暹罗|博美|比熊|萨摩耶"
 )
-_ZH_CLAUSES = re.compile(r"[，,。！!？?；;：:～~\n]+|(?:但是|不过(?!敏)|而且|可是|所以)")
+ZH_CLAUSES = re.compile(r"[，,。！!？?；;：:～~\n]+|(?:但是|不过(?!敏)|而且|可是|所以)")
 _ZH_LEAD = re.compile(
     r"^(?:你好|您好|嗨|哈喽|嗯|那个|对了|另外|还有|其实|顺便说一下|然后|而且|但是|不过|跟你说个事|跟你说"
     r"|告诉你|更新一下|说一下|好消息|坏消息|啊|哦|噢|诶|哎|好吧|不好意思)+[，,]?"
@@ -42,7 +42,7 @@ _ZH_CONDITION = re.compile(
 )
 
 
-def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | None:
+def _zh_more(s: str, who: Who, carry: ClauseState, conf: float) -> list[Fact] | None:
     """Jobs at a place, new employers, shops, quitting a habit, pets named later."""
     p, n = who.prefix, who.name
     for part in (
@@ -57,7 +57,9 @@ def _zh_more(s: str, who: _Who, carry: _Clause, conf: float) -> list[Fact] | Non
     return None
 
 
-def _zh_more_1(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -> list[Fact] | None:
+def _zh_more_1(
+    s: str, who: Who, carry: ClauseState, conf: float, p: str, n: str
+) -> list[Fact] | None:
     """_zh_more's rules, part 1 of 4: None when none matches."""
     if m := re.match(r"^在(?P<v>生酮|节食|减肥|戒糖|断食|控糖)", s):
         return [Fact(f"{n}在{m.group('v')}。", f"{p}diet", "fact", conf, 0.7)]
@@ -68,7 +70,7 @@ def _zh_more_1(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
         return [
             Fact(
                 f"{n}养了一只叫{name}的{m.group('species')}。",
-                f"{p}pet:{_key(name)}",
+                f"{p}pet:{value_key(name)}",
                 "fact",
                 conf,
                 0.7,
@@ -76,11 +78,11 @@ def _zh_more_1(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
         ]
     if m := re.match(r"^(?:现在)?(?:只|都|就)喝(?P<v>[^，,。]+?)了?$", s):
         value = m.group("v")
-        return [Fact(f"{n}喝{value}。", f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
+        return [Fact(f"{n}喝{value}。", f"{p}opinion:{value_key(value)}", "preference", conf, 0.6)]
     m = re.match(r"^(?P<v>(?![有得患没])[^，,。]{1,6}?)$", s)
     if m and _ZH_CONDITION.fullmatch(m.group("v")):  # "体检说我贫血"
         value = m.group("v")
-        return [Fact(f"{n}患有{value}。", f"{p}condition:{_key(value)}", "health", conf, 0.9)]
+        return [Fact(f"{n}患有{value}。", f"{p}condition:{value_key(value)}", "health", conf, 0.9)]
     if m := re.match(r"^是(?P<new>[^，,。不]{1,8})(?:而)?不是(?P<old>[^，,。]{1,8})$", s):
         return [Fact("", "", "correction", 0.9, 0.8, replace=(m.group("old"), m.group("new")))]
     if m := re.match(r"^吃的(?:药)?(?:是|换成了?)(?P<v>[^，,。]{2,8})$", s):
@@ -88,7 +90,12 @@ def _zh_more_1(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
         ends = [Ending(group=f"{p}medication")]
         return [
             Fact(
-                f"{n}在服用{value}。", f"{p}medication:{_key(value)}", "health", 0.9, 0.9, ends=ends
+                f"{n}在服用{value}。",
+                f"{p}medication:{value_key(value)}",
+                "health",
+                0.9,
+                0.9,
+                ends=ends,
             )
         ]
     if m := re.match(r"^(?:在家)?(?:全职)?(?:备考|考)(?P<v>[^，,。]{2,8})$", s):
@@ -116,7 +123,9 @@ def _zh_more_1(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
     return None
 
 
-def _zh_more_2(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -> list[Fact] | None:
+def _zh_more_2(
+    s: str, who: Who, carry: ClauseState, conf: float, p: str, n: str
+) -> list[Fact] | None:
     """_zh_more's rules, part 2 of 4: None when none matches."""
     if carry.replace_kind == "medical-context" and (
         m := re.match(
@@ -126,7 +135,14 @@ def _zh_more_2(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
         new = m.group("new")
         ends = [Ending(group=f"{p}medication")]
         return [
-            Fact(f"{n}在服用{new}。", f"{p}medication:{_key(new)}", "health", 0.9, 0.9, ends=ends)
+            Fact(
+                f"{n}在服用{new}。",
+                f"{p}medication:{value_key(new)}",
+                "health",
+                0.9,
+                0.9,
+                ends=ends,
+            )
         ]
     if m := re.match(
         rf"^(?:又)?(?:捡了|领养了|收养了|买了|养了)(?:一只|一条|只|条)(?P<species>{ZH_PETS})$", s
@@ -134,7 +150,11 @@ def _zh_more_2(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
         carry.species = m.group("species")
         return [
             Fact(
-                f"{n}养了一只{carry.species}。", f"{p}pet:{_key(carry.species)}", "fact", conf, 0.7
+                f"{n}养了一只{carry.species}。",
+                f"{p}pet:{value_key(carry.species)}",
+                "fact",
+                conf,
+                0.7,
             )
         ]
     if m := re.match(r"^从(?P<v>[^，,。]+?)(?:离职|辞职|退休)了?", s):
@@ -143,20 +163,18 @@ def _zh_more_2(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
     if m := re.match(r"^(?:过敏的|过敏源)(?:其实)?是(?P<v>[^，,。]+?)$", s):
         value = m.group("v")
         carry.last_group = f"{p}allergy"
-        return [Fact(f"{n}对{value}过敏。", f"{p}allergy:{_key(value)}", "health", conf, 0.95)]
+        return [Fact(f"{n}对{value}过敏。", f"{p}allergy:{value_key(value)}", "health", conf, 0.95)]
     if m := re.match(r"^(?:不是|没有|并不是)(?P<v>[^对，,。]{1,6}?)过敏$", s):
-        slot = f"{p}allergy:{_key(m.group('v'))}"
+        slot = f"{p}allergy:{value_key(m.group('v'))}"
         return [Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)])]
     if m := re.match(r"^(?:是)?(?P<v>[^对不，,。是]{1,6}?)过敏$", s):
         value = m.group("v")
         carry.last_group = f"{p}allergy"
-        return [Fact(f"{n}对{value}过敏。", f"{p}allergy:{_key(value)}", "health", conf, 0.95)]
+        return [Fact(f"{n}对{value}过敏。", f"{p}allergy:{value_key(value)}", "health", conf, 0.95)]
     if carry.last_group and (m := re.match(r"^(?:不是|而不是)(?P<v>[^，,。]{1,6})$", s)):
         group, carry.last_group = carry.last_group, ""
-        head = group.rpartition("|")[2]
-        slot = (
-            f"{group.rpartition('|')[0] + '|' if '|' in group else ''}{head}:{_key(m.group('v'))}"
-        )
+        person, _, head = group.rpartition("|")
+        slot = f"{person + '|' if person else ''}{head}:{value_key(m.group('v'))}"
         return [Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)])]
     if m := re.match(
         r"^(?:一直|每天|长期|还在|正在)?(?:在)?(?:吃|服用|服)(?P<v>[\u4e00-\u9fff]{2,8}?"
@@ -164,12 +182,14 @@ def _zh_more_2(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
         s,
     ):
         value = m.group("v")
-        return [Fact(f"{n}在服用{value}。", f"{p}medication:{_key(value)}", "health", conf, 0.9)]
+        return [
+            Fact(f"{n}在服用{value}。", f"{p}medication:{value_key(value)}", "health", conf, 0.9)
+        ]
     if m := re.match(
         r"^(?:体检)?(?:查出|检查出|确诊|诊断出|查出来)(?:了|有)?(?P<v>[^，,。]+?)$", s
     ):
         value = m.group("v")
-        return [Fact(f"{n}患有{value}。", f"{p}condition:{_key(value)}", "health", conf, 0.9)]
+        return [Fact(f"{n}患有{value}。", f"{p}condition:{value_key(value)}", "health", conf, 0.9)]
     if m := re.match(r"^(?:朋友|大家|别人|他们|家里人)(?:都)?(?:叫|喊)我(?P<v>[^，,。]{1,4})$", s):
         return [Fact(f"{n}的昵称是{m.group('v')}。", f"{p}nickname", "fact", conf, 0.7)]
     if m := re.match(r"^搬回(?:了)?(?:老家)?(?P<v>[^，,。]+?)了?$", s):
@@ -177,13 +197,19 @@ def _zh_more_2(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
     return None
 
 
-def _zh_more_3(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -> list[Fact] | None:
+def _zh_more_3(
+    s: str, who: Who, carry: ClauseState, conf: float, p: str, n: str
+) -> list[Fact] | None:
     """_zh_more's rules, part 3 of 4: None when none matches."""
     if m := re.match(rf"^(?:朋友|别人|家里)?送了我(?:一只|一条|只|条)(?P<species>{ZH_PETS})$", s):
         carry.species = m.group("species")
         return [
             Fact(
-                f"{n}养了一只{carry.species}。", f"{p}pet:{_key(carry.species)}", "fact", conf, 0.7
+                f"{n}养了一只{carry.species}。",
+                f"{p}pet:{value_key(carry.species)}",
+                "fact",
+                conf,
+                0.7,
             )
         ]
     if m := re.match(r"^(?:停了|停用了|不吃了|不再吃|停掉了)(?P<v>[^，,。]+?)了?$", s):
@@ -208,7 +234,9 @@ def _zh_more_3(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
         new = m.group("new")
         if carry.replace_kind == "medication":
             carry.replace_kind = ""
-            return [Fact(f"{n}在服用{new}。", f"{p}medication:{_key(new)}", "health", 0.9, 0.9)]
+            return [
+                Fact(f"{n}在服用{new}。", f"{p}medication:{value_key(new)}", "health", 0.9, 0.9)
+            ]
         return [Fact("", "", "correction", 0.9, 0.8, replace=(old, new))]
     if m := re.match(
         r"^(?:跳槽到|跳槽去|跳到|入职|加入)(?:了)?(?P<v>[^，,。]+?)(?:工作|上班)?了?$", s
@@ -231,7 +259,7 @@ def _zh_more_3(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
         return [
             Fact(
                 f"{n}养了一只叫{name}的{m.group('species')}。",
-                f"{p}pet:{_key(name)}",
+                f"{p}pet:{value_key(name)}",
                 "fact",
                 conf,
                 0.7,
@@ -240,17 +268,25 @@ def _zh_more_3(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
     return None
 
 
-def _zh_more_4(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -> list[Fact] | None:
+def _zh_more_4(
+    s: str, who: Who, carry: ClauseState, conf: float, p: str, n: str
+) -> list[Fact] | None:
     """_zh_more's rules, part 4 of 4: None when none matches."""
     if m := re.match(r"^(?:改喝|改吃|改成喝|改成吃|开始喝|开始吃)(?:了)?(?P<v>[^，,。]+?)了?$", s):
         verb = "喝" if "喝" in m.group(0)[:4] else "吃"
         value = m.group("v")
-        return [Fact(f"{n}{verb}{value}。", f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
+        return [
+            Fact(f"{n}{verb}{value}。", f"{p}opinion:{value_key(value)}", "preference", conf, 0.6)
+        ]
     if m := re.match(rf"^(?:开始)?养(?:了)?(?:一只|一条|只|条|个)?(?P<species>{ZH_PETS})了?$", s):
         carry.species = m.group("species")
         return [
             Fact(
-                f"{n}养了一只{carry.species}。", f"{p}pet:{_key(carry.species)}", "fact", conf, 0.7
+                f"{n}养了一只{carry.species}。",
+                f"{p}pet:{value_key(carry.species)}",
+                "fact",
+                conf,
+                0.7,
             )
         ]
     if carry.species and (
@@ -262,8 +298,10 @@ def _zh_more_4(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
         species, carry.species = carry.species, ""
         name = m.group("name")
         return [
-            Fact("", "", "fact", conf, 0.6, ends=[Ending(slot=f"{p}pet:{_key(species)}")]),
-            Fact(f"{n}养了一只叫{name}的{species}。", f"{p}pet:{_key(name)}", "fact", conf, 0.7),
+            Fact("", "", "fact", conf, 0.6, ends=[Ending(slot=f"{p}pet:{value_key(species)}")]),
+            Fact(
+                f"{n}养了一只叫{name}的{species}。", f"{p}pet:{value_key(name)}", "fact", conf, 0.7
+            ),
         ]
     if carry.corrected and (m := re.match(r"^(?:应该)?是(?P<v>[\u4e00-\u9fff]{2,3})$", s)):
         carry.corrected = False
@@ -271,7 +309,7 @@ def _zh_more_4(s: str, who: _Who, carry: _Clause, conf: float, p: str, n: str) -
     return None
 
 
-def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact]:
+def _zh_facts(clause: str, who: Who, carry: ClauseState, correction: bool) -> list[Fact]:
     p, n = who.prefix, who.name
     conf = 0.9 if correction else 0.8
     s = clause
@@ -289,8 +327,8 @@ def _zh_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
 
 def _zh_facts_1(
     clause: str,
-    who: _Who,
-    carry: _Clause,
+    who: Who,
+    carry: ClauseState,
     correction: bool,
     p: str,
     n: str,
@@ -303,14 +341,14 @@ def _zh_facts_1(
         return found
     if m := re.match(r"^(?:(?P<neg>不|并不|其实不|没有)对|对)(?P<v>.+?)(?P<neg2>不)?过敏", s):
         value = m.group("v")
-        slot = f"{p}allergy:{_key(value)}"
+        slot = f"{p}allergy:{value_key(value)}"
         if m.group("neg") or m.group("neg2"):
             carry.negated = ("zh-allergy", who)
             return [Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)])]
         return [Fact(f"{n}对{value}过敏。", slot, "health", conf, 0.95)]
     if m := re.match(r"^(?:是对|是)(?P<v>.+?)过敏", s):
         value = m.group("v")
-        return [Fact(f"{n}对{value}过敏。", f"{p}allergy:{_key(value)}", "health", 0.9, 0.95)]
+        return [Fact(f"{n}对{value}过敏。", f"{p}allergy:{value_key(value)}", "health", 0.9, 0.95)]
     if m := re.match(
         r"^(?:叫|名叫|的名字是|名字叫|名字是|全名叫|全名是|大名叫|本名叫)(?P<v>[^\s，,。]{1,12})", s
     ):
@@ -364,8 +402,8 @@ def _zh_facts_1(
 
 def _zh_facts_2(
     clause: str,
-    who: _Who,
-    carry: _Clause,
+    who: Who,
+    carry: ClauseState,
     correction: bool,
     p: str,
     n: str,
@@ -397,7 +435,7 @@ def _zh_facts_2(
         return [
             Fact(
                 f"{n}养了一只叫{name}的{m.group('species')}。",
-                f"{p}pet:{_key(name)}",
+                f"{p}pet:{value_key(name)}",
                 "fact",
                 conf,
                 0.7,
@@ -407,7 +445,7 @@ def _zh_facts_2(
         return [
             Fact(
                 f"{n}养了一只{m.group('species')}。",
-                f"{p}pet:{_key(m.group('species'))}",
+                f"{p}pet:{value_key(m.group('species'))}",
                 "fact",
                 conf,
                 0.7,
@@ -424,7 +462,7 @@ def _zh_facts_2(
                 conf,
                 0.9,
                 ends=[
-                    Ending(slot=f"{p}condition:{_key(value)}"),
+                    Ending(slot=f"{p}condition:{value_key(value)}"),
                     Ending(group=f"{p}condition", value=value),
                 ],
             )
@@ -432,14 +470,16 @@ def _zh_facts_2(
     if m := re.match(r"^(?:有|得了|患有|被诊断出)(?P<v>.+)$", s):
         value = m.group("v").rstrip("了")
         if _ZH_CONDITION.fullmatch(value):
-            return [Fact(f"{n}患有{value}。", f"{p}condition:{_key(value)}", "health", conf, 0.9)]
+            return [
+                Fact(f"{n}患有{value}。", f"{p}condition:{value_key(value)}", "health", conf, 0.9)
+            ]
     return None
 
 
 def _zh_facts_3(
     clause: str,
-    who: _Who,
-    carry: _Clause,
+    who: Who,
+    carry: ClauseState,
     correction: bool,
     p: str,
     n: str,
@@ -458,14 +498,14 @@ def _zh_facts_3(
         dislike = m.group("verb") in ("讨厌", "不喜欢") or bool(m.group("neg"))
         text = f"{n}{'不喜欢' if dislike else '喜欢'}{value}。"
         thing = re.sub(r"^(?:吃|喝|玩|看|听)", "", value)  # 喜欢吃香菜, 爱上香菜: one opinion
-        return [Fact(text, f"{p}opinion:{_key(thing)}", "preference", conf, 0.6)]
+        return [Fact(text, f"{p}opinion:{value_key(thing)}", "preference", conf, 0.6)]
     if m := re.match(r"^(?:不去|不打算去|取消了)(?P<v>.+?)了?$", s):
         return [
             Fact("", "", "plan", conf, 0.6, ends=[Ending(group=f"{p}plan", value=m.group("v"))])
         ]
     if m := re.match(r"^(?:打算|计划|准备|要|将要|想要|会)(?P<v>.{2,})$", s):
         value = m.group("v")
-        return [Fact(f"{n}计划{value}。", f"{p}plan:{_key(value)}", "plan", 0.75, 0.6)]
+        return [Fact(f"{n}计划{value}。", f"{p}plan:{value_key(value)}", "plan", 0.75, 0.6)]
     if m := re.match(r"^(?:已经)?(?:结婚了?|离婚了?|订婚了?|单身)", s):
         value = m.group(0).lstrip("已经")
         return [
@@ -479,7 +519,7 @@ def _zh_facts_3(
         ]
     if m := re.match(r"^(?:去了|去过|参加了|看了|买了|完成了|毕业了)(?P<v>.*)$", s):
         text = f"{n}{m.group(0)}。"
-        return [Fact(text, f"{p}event:{_key(m.group(0))}", "event", 0.8, 0.6)]
+        return [Fact(text, f"{p}event:{value_key(m.group(0))}", "event", 0.8, 0.6)]
     return None
 
 
@@ -495,7 +535,7 @@ _ZH_DROPPED = re.compile(
 )
 
 
-def _zh_parse(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact]:
+def _zh_parse(clause: str, who: Who, carry: ClauseState, correction: bool) -> list[Fact]:
     # "不是芒果，是菠萝": a value said before, corrected (across the two clauses too)
     replied = _zh_reply(clause, who, carry, correction)
     if replied is not None:
@@ -507,7 +547,7 @@ def _zh_parse(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
             subject = found
     if subject:
         rel = subject.group("rel")
-        who = _Who(f"用户的{rel}", f"{rel}|") if rel else _Who("用户", "")
+        who = Who(f"用户的{rel}", f"{rel}|") if rel else Who("用户", "")
         rest = clause[subject.end() :]
     elif re.match(r"^(?:她|他)", clause) and who.prefix:
         rest = clause[1:]
@@ -526,7 +566,7 @@ def _zh_parse(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
     return _zh_facts(rest, who, carry, correction)
 
 
-def _zh_reply(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact] | None:
+def _zh_reply(clause: str, who: Who, carry: ClauseState, correction: bool) -> list[Fact] | None:
     """Clauses that answer or correct the one before ("不是X", "而是Y", "X去不成了"):
     None when none matches."""
     if m := re.match(
@@ -536,14 +576,18 @@ def _zh_reply(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
     if carry.last_group and (m := re.match(r"^(?:而)?不是(?P<v>[^，,。]{1,6})$", clause)):
         group, carry.last_group = carry.last_group, ""
         person, _, head = group.rpartition("|")
-        slot = f"{person}|{head}:{_key(m.group('v'))}" if person else f"{head}:{_key(m.group('v'))}"
+        slot = (
+            f"{person}|{head}:{value_key(m.group('v'))}"
+            if person
+            else f"{head}:{value_key(m.group('v'))}"
+        )
         return [Fact("", slot, "health", 0.9, 0.9, ends=[Ending(slot=slot)])]
     if m := re.match(
         rf"^(?:朋友|别人|家里人?)?送了我(?:一只|一条|只|条)(?P<species>{ZH_PETS})$", clause
     ):
         carry.species = m.group("species")
         text = f"用户养了一只{carry.species}。"
-        return [Fact(text, f"pet:{_key(carry.species)}", "fact", 0.8, 0.7)]
+        return [Fact(text, f"pet:{value_key(carry.species)}", "fact", 0.8, 0.7)]
     if m := re.match(
         r"^(?:你)?(?:叫|喊)我(?P<v>[^，,。就吧]{1,4})(?:就行|就好|就可以|吧)?", clause
     ):
@@ -598,9 +642,9 @@ def _zh_reply(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[
 _ZH_UNREAL = re.compile(r"^(?:要是|如果|假如|假设|万一|倘若|若是|要不是|哪怕|但愿|希望)|就好了$")
 
 
-def _chinese_clause(
-    raw: str, carry: _Clause, now: datetime, previous: _Who
-) -> tuple[list[Fact], _Who]:
+def chinese_clause(
+    raw: str, carry: ClauseState, now: datetime, previous: Who
+) -> tuple[list[Fact], Who]:
     clause = _ZH_LEAD.sub("", raw.strip())
     correction = bool(_ZH_CORRECTION.match(clause)) or raw.strip().startswith("其实")
     clause = _ZH_CORRECTION.sub("", clause)
@@ -618,17 +662,17 @@ def _chinese_clause(
     if clause.startswith(("是对", "是")) and carry.negated is not None:
         _, who = carry.negated
         carry.negated = None
-        facts = _zh_facts(clause, who, _Clause(), True)
+        facts = _zh_facts(clause, who, ClauseState(), True)
     else:
         facts = _zh_parse(clause, who, carry, correction)
         if facts and facts[0].slot.rpartition("|")[0]:
-            who = _Who(
+            who = Who(
                 f"用户的{facts[0].slot.rpartition('|')[0]}", facts[0].slot.rpartition("|")[0] + "|"
             )
         elif facts:
-            who = _Who("用户", "")
+            who = Who("用户", "")
     for fact in facts:
         if hedged:
             fact.confidence = min(fact.confidence, 0.5)
-        _apply_time(fact, when, now)
+        apply_time(fact, when, now)
     return facts, who

@@ -12,26 +12,26 @@ from typing import Any
 
 from apps.facts import vocabulary
 from apps.facts.grammar import (
-    _CONDITION,
-    _DEMONYM,
-    _NOT_NAME,
-    _NOT_OCCUPATION,
-    _PLURAL_RELATIONS,
-    _SELF,
-    _TYPED_CONDITION,
+    CONDITION,
+    DEMONYM,
     DIETS,
     FOOD_GROUPS,
     MARITAL,
+    NOT_NAME,
+    NOT_OCCUPATION,
     PETS,
+    PLURAL_RELATIONS,
     RELATIONS,
+    SELF,
+    TYPED_CONDITION,
+    ClauseState,
     Ending,
     Fact,
-    _Clause,
-    _key,
-    _Who,
+    Who,
     stems,
+    value_key,
 )
-from apps.facts.time_words import _apply_time, take_time
+from apps.facts.time_words import apply_time, take_time
 
 # --- English --------------------------------------------------------------------------------
 
@@ -53,7 +53,7 @@ _DROPPED = (
     "|stopped|joined|retired|married|cancell?ed|had to cancel|gave up|took up|turned|cut|no more"
     "|named|called|taking"
 )
-_CLAUSES = re.compile(
+CLAUSES = re.compile(
     r"(?<=[.!?])\s+|\n+|;\s*|:\s+(?=i\b)"
     r"|,?\s+(?:and|but|so|because|since|while|though|although|whereas|plus)\s+"
     r"(?=(?:now\s+|also\s+|then\s+|actually\s+|currently\s+|recently\s+|just\s+)?"
@@ -102,7 +102,7 @@ _VALUE_END = re.compile(
     r"|\bwhen\b|\bas well\b|\bthat is\b|\bright\b|\bthough\b|!|\?|$)",
     re.I,
 )
-_NAME = r"(?P<name>(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2}))"
+NAME = r"(?P<name>(?-i:[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2}))"
 _NAMES = r"(?-i:[A-Z][\w'-]+)(?:\s*(?:,|\band\b|&)\s*(?-i:[A-Z][\w'-]+))*"
 
 
@@ -134,7 +134,7 @@ def _clean_value(value: str, commas: bool = False) -> str:
     return value.strip(" .,;:!-\"'")
 
 
-def _expand(text: str) -> str:
+def expand_contractions(text: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'")
     for pattern, replacement in _CONTRACTIONS_RE:
         text = pattern.sub(replacement, text)
@@ -145,7 +145,7 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _sentence(text: str) -> str:
+def as_sentence(text: str) -> str:
     text = re.sub(r"\s{2,}", " ", text).strip()
     return _cap(text if text.endswith((".", "!", "。")) else text + ".")
 
@@ -186,7 +186,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         "home",
     ),
     # "left Spotify, I'm at Shopify now": being at a place says where one works only
-    # right after leaving an employer (`_Clause.left_employer`); alone ("I'm at Home
+    # right after leaving an employer (`ClauseState.left_employer`); alone ("I'm at Home
     # Depot looking for paint") it says nothing of work.
     (
         _p(
@@ -218,11 +218,11 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         ),
         "medication-stop",
     ),
-    (_p(r"^(?:named|called)\s+(?:him|her|it|them)\s+" + _NAME), "pet-named"),
+    (_p(r"^(?:named|called)\s+(?:him|her|it|them)\s+" + NAME), "pet-named"),
     (
         _p(
             r"^(?:just\s+|finally\s+|officially\s+|recently\s+)?(?:got\s+)?"
-            rf"(?P<v>married|engaged|divorced)\b(?:\s+to\s+{_NAME})?"
+            rf"(?P<v>married|engaged|divorced)\b(?:\s+to\s+{NAME})?"
         ),
         "marital",
     ),
@@ -264,8 +264,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         ),
         "allergy",
     ),
-    (_p(r"^(?:am|is|was)\s+called\s+" + _NAME), "name"),
-    (_p(r"^(?:go|goes)\s+by\s+" + _NAME), "name"),
+    (_p(r"^(?:am|is|was)\s+called\s+" + NAME), "name"),
+    (_p(r"^(?:go|goes)\s+by\s+" + NAME), "name"),
     (
         _p(r"^(?:got|was|were|have been|has been)\s+(?:fired|laid off|let go|made redundant)\b"),
         "fired",
@@ -377,11 +377,11 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         ),
         "no-longer",
     ),
-    (_p(rf"^{_BE}(?P<neg>not\s+)?(?P<v>{MARITAL})\b(?:\s+to\s+{_NAME})?"), "marital"),
+    (_p(rf"^{_BE}(?P<neg>not\s+)?(?P<v>{MARITAL})\b(?:\s+to\s+{NAME})?"), "marital"),
     (
         _p(
             r"^(?:got|just got|recently got)\s+(?P<v>married|engaged"
-            rf"|divorced|separated)\b(?:\s+to\s+{_NAME})?"
+            rf"|divorced|separated)\b(?:\s+to\s+{NAME})?"
         ),
         "marital",
     ),
@@ -399,20 +399,20 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
             r"^(?:have|has)\s+(?:an?|one|two|three|four|\d+|no)\s+(?:older\s+"
             r"|younger\s+|little\s+|big\s+|twin\s+)?(?P<rel>sisters?"
             r"|brothers?|sons?|daughters?|kids|children|child|siblings"
-            rf"|grandchildren)\b(?:\s*,?\s*(?:named|called)\s+{_NAME})?"
+            rf"|grandchildren)\b(?:\s*,?\s*(?:named|called)\s+{NAME})?"
         ),
         "family",
     ),
     (
         _p(
             r"^(?:do\s+|does\s+)?(?P<neg>not\s+|no\s+longer\s+)(?:have"
-            rf"|has|suffer from|suffers from)\s+(?P<v>{_TYPED_CONDITION})"
+            rf"|has|suffer from|suffers from)\s+(?P<v>{TYPED_CONDITION})"
         ),
         "condition",
     ),
     (
         _p(
-            r"^(?:(?:have|has|suffer from|suffers from)\s+(?P<v>" + _TYPED_CONDITION + r")"
+            r"^(?:(?:have|has|suffer from|suffers from)\s+(?P<v>" + TYPED_CONDITION + r")"
             r"|(?:was|were|got|have been|has been|just got|just been)\s+diagnosed\s+with\s+"
             r"(?P<v2>[\w' -]{3,40}))"
         ),
@@ -438,7 +438,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         _p(
             r"^(?:take|takes|am taking|is taking|am on|is on)\s+(?P<v>[\w-]+)\s+for\s+"
             r"(?:my\s+)?"
-            rf"(?P<cond>{_TYPED_CONDITION})"
+            rf"(?P<cond>{TYPED_CONDITION})"
         ),
         "medication-for",
     ),
@@ -556,7 +556,7 @@ _MY_THING = re.compile(
 )
 _MY_PET = re.compile(
     rf"^my\s+(?:new\s+|little\s+)?(?P<species>{PETS})(?:'s name is"
-    rf"|\s+is\s+(?:named|called)|,)?\s+{_NAME}"
+    rf"|\s+is\s+(?:named|called)|,)?\s+{NAME}"
     r"(?:\s+(?P<pred>.+))?$",
     re.I,
 )
@@ -603,7 +603,7 @@ _REPLACEMENTS = [
 _NOT_A_THING = {"i", "we", "he", "she", "it", "they", "that", "this", "everything", "all"}
 
 
-def _whole_clause(clause: str, correction: bool, carry: _Clause) -> list[Fact] | None:
+def _whole_clause(clause: str, correction: bool, carry: ClauseState) -> list[Fact] | None:
     """Clauses whose subject is the thing itself: "it's almonds I react to", "walnuts are
     fine", "Pickle passed away", "swimming is my thing now"."""
     conf = 0.9 if correction else 0.8
@@ -620,7 +620,7 @@ def _whole_clause(clause: str, correction: bool, carry: _Clause) -> list[Fact] |
 
 
 def _whole_clause_1(
-    clause: str, correction: bool, carry: _Clause, conf: float
+    clause: str, correction: bool, carry: ClauseState, conf: float
 ) -> list[Fact] | None:
     """_whole_clause's rules, part 1 of 4: None when none matches."""
     if m := re.match(
@@ -632,8 +632,8 @@ def _whole_clause_1(
         re.I,
     ):
         value = m.group("v")
-        slot = f"allergy:{_key(value)}"
-        return [Fact(_sentence(f"The user is allergic to {value}"), slot, "health", conf, 0.95)]
+        slot = f"allergy:{value_key(value)}"
+        return [Fact(as_sentence(f"The user is allergic to {value}"), slot, "health", conf, 0.95)]
     if m := re.match(
         r"^(?P<v>[\w -]{2,40}?)\s+(?:is|are)\s+(?:totally\s+|completely\s+|perfectly\s+|actually\s+"
         r"|absolutely\s+)*(?:fine|ok|okay|safe)(?:\s+for\s+me)?$",
@@ -660,26 +660,26 @@ def _whole_clause_1(
         carry.renaming = True
         return [Fact("", "", "fact", conf, 0.6, ends=[Ending(group="pet", value=carry.species)])]
     if carry.renaming and (
-        m := re.match(r"^(?:now\s+)?(?:he|she|it)\s+is\s+(?:called\s+)?" + _NAME, clause, re.I)
+        m := re.match(r"^(?:now\s+)?(?:he|she|it)\s+is\s+(?:called\s+)?" + NAME, clause, re.I)
     ):
         name, species = m.group("name"), carry.species or "pet"
         text = f"The user has a {species} named {name}"
-        return [Fact(_sentence(text), f"pet:{_key(name)}", "fact", conf, 0.7)]
+        return [Fact(as_sentence(text), f"pet:{value_key(name)}", "fact", conf, 0.7)]
     if m := re.match(
         rf"^my\s+(?:current|new|present)\s+(?P<species>{PETS})\s+is\s+(?:called\s+|named\s+)?"
-        + _NAME,
+        + NAME,
         clause,
         re.I,
     ):
         species, name = m.group("species").lower(), m.group("name")
         ends = [Ending(group="pet", value=species)]
         text = f"The user has a {species} named {name}"
-        return [Fact(_sentence(text), f"pet:{_key(name)}", "fact", conf, 0.7, ends=ends)]
+        return [Fact(as_sentence(text), f"pet:{value_key(name)}", "fact", conf, 0.7, ends=ends)]
     return None
 
 
 def _whole_clause_2(
-    clause: str, correction: bool, carry: _Clause, conf: float
+    clause: str, correction: bool, carry: ClauseState, conf: float
 ) -> list[Fact] | None:
     """_whole_clause's rules, part 2 of 4: None when none matches."""
     if m := re.match(
@@ -689,23 +689,23 @@ def _whole_clause_2(
         re.I,
     ):
         value = m.group("v")
-        slot = f"allergy:{_key(value)}"
-        ends = [Ending(slot=f"allergy:{_key(m.group('old'))}")] if m.group("old") else []
+        slot = f"allergy:{value_key(value)}"
+        ends = [Ending(slot=f"allergy:{value_key(m.group('old'))}")] if m.group("old") else []
         text = f"The user is allergic to {value}"
-        return [Fact(_sentence(text), slot, "health", conf, 0.95, ends=ends)]
+        return [Fact(as_sentence(text), slot, "health", conf, 0.95, ends=ends)]
     if m := re.match(
         rf"^(?:so\s+)?(?:i\s+am\s+|now\s+)?(?:an?\s+)?(?P<v>{DIETS})(?:\s+now)?(?:\s+i\s+guess)?\??$",
         clause,
         re.I,
     ):
-        return [Fact(_sentence(f"The user is {m.group('v').lower()}"), "diet", "fact", conf, 0.8)]
-    if m := re.match(r"^(?:his|her|its)\s+name\s+is\s+" + _NAME, clause, re.I):
+        return [Fact(as_sentence(f"The user is {m.group('v').lower()}"), "diet", "fact", conf, 0.8)]
+    if m := re.match(r"^(?:his|her|its)\s+name\s+is\s+" + NAME, clause, re.I):
         species = carry.species or "pet"
         name = m.group("name")
         return [
             Fact(
-                _sentence(f"The user has a {species} named {name}"),
-                f"pet:{_key(name)}",
+                as_sentence(f"The user has a {species} named {name}"),
+                f"pet:{value_key(name)}",
                 "fact",
                 conf,
                 0.7,
@@ -718,7 +718,7 @@ def _whole_clause_2(
         re.I,
     ):
         return [
-            Fact(_sentence(f"The user works at {m.group('v')}"), "employer", "fact", conf, 0.75)
+            Fact(as_sentence(f"The user works at {m.group('v')}"), "employer", "fact", conf, 0.75)
         ]
     if m := re.search(r"\bno\s+more\s+(?P<v>\w+ing)\b", clause, re.I):
         return [Fact("", "", "fact", conf, 0.6, ends=[Ending(value=m.group("v"))])]
@@ -729,8 +729,8 @@ def _whole_clause_2(
         re.I,
     ):
         value = m.group("v").lower()
-        slot = f"condition:{_key(value)}"
-        return [Fact(_sentence(f"The user is {value}"), slot, "health", conf, 0.9)]
+        slot = f"condition:{value_key(value)}"
+        return [Fact(as_sentence(f"The user is {value}"), slot, "health", conf, 0.9)]
     if m := re.match(
         r"^(?P<v>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)*)\s+is\s+(?:just\s+|only\s+)?where\s+"
         r"(?:i|we)\s+(?P<verb>work|study)",
@@ -739,12 +739,12 @@ def _whole_clause_2(
     ):
         verb = "works" if m.group("verb").lower() == "work" else "studies"
         text = f"The user {verb} in {m.group('v')}"
-        return [Fact(_sentence(text), f"{m.group('verb').lower()}place", "fact", conf, 0.7)]
+        return [Fact(as_sentence(text), f"{m.group('verb').lower()}place", "fact", conf, 0.7)]
     return None
 
 
 def _whole_clause_3(
-    clause: str, correction: bool, carry: _Clause, conf: float
+    clause: str, correction: bool, carry: ClauseState, conf: float
 ) -> list[Fact] | None:
     """_whole_clause's rules, part 3 of 4: None when none matches."""
     if m := re.search(
@@ -752,7 +752,7 @@ def _whole_clause_3(
         clause,
         re.I,
     ):
-        slot = f"allergy:{_key(m.group('v'))}"
+        slot = f"allergy:{value_key(m.group('v'))}"
         return [Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)])]
     if m := re.search(r"\b(?:came back\s+)?negative\s+for\s+(?P<v>[\w' -]{2,30})", clause, re.I):
         return [
@@ -785,10 +785,10 @@ def _whole_clause_3(
         clause,
         re.I,
     ):
-        job = _build_job(_SELF, m.group("job"), conf)
+        job = _build_job(SELF, m.group("job"), conf)
         org = _clean_value(m.group("org"))
         text = f"The user works at {org}"
-        return [job, Fact(_sentence(text), "employer", "fact", conf, 0.75)]
+        return [job, Fact(as_sentence(text), "employer", "fact", conf, 0.75)]
     if m := re.match(
         r"^(?:the\s+|my\s+|our\s+)?(?P<v>[\w' -]{2,40}?)\s+(?:got|was|has been|is|have been)"
         r"\s+(?:cancell?ed|called off|postponed|scrapped)\b",
@@ -800,7 +800,7 @@ def _whole_clause_3(
 
 
 def _whole_clause_4(
-    clause: str, correction: bool, carry: _Clause, conf: float
+    clause: str, correction: bool, carry: ClauseState, conf: float
 ) -> list[Fact] | None:
     """_whole_clause's rules, part 4 of 4: None when none matches."""
     if m := re.search(
@@ -810,13 +810,15 @@ def _whole_clause_4(
         re.I,
     ):
         value = m.group("v")
-        slot = f"medication:{_key(value)}"
+        slot = f"medication:{value_key(value)}"
         ends = [Ending(group="medication")] if m.group(0).lower().startswith("switched") else []
-        facts = [Fact(_sentence(f"The user takes {value}"), slot, "health", conf, 0.9, ends=ends)]
+        facts = [Fact(as_sentence(f"The user takes {value}"), slot, "health", conf, 0.9, ends=ends)]
         cond = (m.group("cond") or "").strip()
-        if cond and _CONDITION.fullmatch(cond):
+        if cond and CONDITION.fullmatch(cond):
             text = f"The user has {cond}"
-            facts.append(Fact(_sentence(text), f"condition:{_key(cond)}", "health", conf, 0.9))
+            facts.append(
+                Fact(as_sentence(text), f"condition:{value_key(cond)}", "health", conf, 0.9)
+            )
         return facts
     if m := re.match(
         r"^(?:the\s+)?(?P<v>[\w -]{2,30}?)\s+(?:allergy|intolerance)\s+is\s+(?:my|his|her|their)\s+"
@@ -824,7 +826,7 @@ def _whole_clause_4(
         clause,
         re.I,
     ):
-        slot = f"allergy:{_key(m.group('v'))}"
+        slot = f"allergy:{value_key(m.group('v'))}"
         return [Fact("", slot, "health", 0.9, 0.9, ends=[Ending(slot=slot)])]
     if m := re.search(
         r"\b(?:officially|just turned|turned|turning|am now|i am)\s+(?P<v>[1-9]\d)\b"
@@ -833,7 +835,7 @@ def _whole_clause_4(
         re.I,
     ):
         text = f"The user is {m.group('v')} years old"
-        return [Fact(_sentence(text), "age", "fact", conf, 0.6)]
+        return [Fact(as_sentence(text), "age", "fact", conf, 0.6)]
     if m := re.search(
         r"\b(?:an?|the)\s+(?P<v>(?-i:[A-Z])[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]+)?)\s+(?:resident|local)\b",
         clause,
@@ -841,7 +843,9 @@ def _whole_clause_4(
     ):
         value = m.group("v")
         ends = [Ending(group="plan", value=value)]
-        return [Fact(_sentence(f"The user lives in {value}"), "home", "fact", conf, 0.8, ends=ends)]
+        return [
+            Fact(as_sentence(f"The user lives in {value}"), "home", "fact", conf, 0.8, ends=ends)
+        ]
     if m := re.match(
         r"^(?P<v>[\w -]{2,40}?)\s+is\s+(?:totally\s+)?my\s+(?:new\s+)?(?:thing|jam|passion"
         r"|favou?rite thing|obsession)\b",
@@ -851,7 +855,7 @@ def _whole_clause_4(
         value = m.group("v")
         if value.lower() not in _NOT_A_THING:
             text = f"The user likes {value}"
-            return [Fact(_sentence(text), f"opinion:{_key(value)}", "preference", conf, 0.6)]
+            return [Fact(as_sentence(text), f"opinion:{value_key(value)}", "preference", conf, 0.6)]
     return None
 
 
@@ -872,16 +876,16 @@ def _replacement(clause: str, correction: bool) -> Fact | None:
 def _is_occupation(value: str) -> bool:
     """A job title whose head noun is a known occupation (`vocabulary`), not a word that only
     looks like one ("a professional overthinker", "an expert hiker")."""
-    return vocabulary.names_an_occupation(value) and not _NOT_OCCUPATION.search(value.lower())
+    return vocabulary.names_an_occupation(value) and not NOT_OCCUPATION.search(value.lower())
 
 
-def _bare_name(value: str) -> bool:
+def bare_name(value: str) -> bool:
     words = value.split()
     return (
         0 < len(words) <= 3
         and all(w[0].isupper() for w in words)
-        and not _DEMONYM.match(value)
-        and not _NOT_NAME.match(value)
+        and not DEMONYM.match(value)
+        and not NOT_NAME.match(value)
     )
 
 
@@ -894,7 +898,7 @@ _ADVERBS = re.compile(
 )
 
 
-def _english_facts(clause: str, who: _Who, carry: _Clause, correction: bool) -> list[Fact]:
+def _english_facts(clause: str, who: Who, carry: ClauseState, correction: bool) -> list[Fact]:
     pred = clause
     for pattern, kind in _RULES:
         match = pattern.search(pred)
@@ -938,10 +942,10 @@ def _value(match: re.Match[str], group: str = "v") -> str:
     return _clean_value(match.group(group) or "")
 
 
-def _build_job(who: _Who, value: str, conf: float) -> Fact:
+def _build_job(who: Who, value: str, conf: float) -> Fact:
     article = "an" if value[:1].lower() in "aeiou" else "a"
     text = f"{who.name} {who.verb('works', 'work')} as {article} {value}"
-    return Fact(_sentence(text), f"{who.prefix}job", "fact", conf, 0.75)
+    return Fact(as_sentence(text), f"{who.prefix}job", "fact", conf, 0.75)
 
 
 _WHOLE_DIET = re.compile(rf"^(?:so\s+)?(?:an?\s+)?(?:{DIETS})\b", re.I)
@@ -955,9 +959,9 @@ class _Matched:
 
     kind: str
     m: re.Match[str]
-    who: _Who
+    who: Who
     correction: bool
-    carry: _Clause
+    carry: ClauseState
     g: dict[str, Any]
     negated: bool
     p: str
@@ -965,7 +969,7 @@ class _Matched:
 
 
 def _build(
-    kind: str, m: re.Match[str], who: _Who, correction: bool, carry: _Clause
+    kind: str, m: re.Match[str], who: Who, correction: bool, carry: ClauseState
 ) -> list[Fact] | None:
     """The facts a rule's match states (its builder, by the rule's kind), or None."""
     g = m.groupdict()
@@ -986,12 +990,12 @@ def _build_allergy(c: _Matched) -> list[Fact] | None:
     values = [v for v in re.split(r"\s*(?:,|\band\b|&|\bor\b)\s*", value) if v.strip()]
     facts = []
     for one in values:
-        slot = f"{p}allergy:{_key(one)}"
+        slot = f"{p}allergy:{value_key(one)}"
         if negated:
             facts.append(Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)]))
             continue
         text = f"{who.name} {who.verb('is', 'are')} allergic to {one}"
-        facts.append(Fact(_sentence(text), slot, "health", conf, 0.95))
+        facts.append(Fact(as_sentence(text), slot, "health", conf, 0.95))
     if facts and not negated and carry.only:
         facts[0].ends.append(Ending(group=f"{p}allergy"))
     return facts
@@ -1001,13 +1005,13 @@ def _build_name(c: _Matched) -> list[Fact] | None:
     """The facts of the "name" / "name-bare" rules."""
     kind, who, g, p, conf = c.kind, c.who, c.g, c.p, c.conf
     name = (g.get("name") or g.get("v") or "").strip()
-    if kind == "name-bare" and not _bare_name(name):
+    if kind == "name-bare" and not bare_name(name):
         return None
     name = _clean_value(name)
     if not name:
         return None
     text = f"{who.name}'s name is {name}" if who.prefix else f"The user's name is {name}"
-    return [Fact(_sentence(text), f"{p}name", "fact", conf, 0.9)]
+    return [Fact(as_sentence(text), f"{p}name", "fact", conf, 0.9)]
 
 
 def _build_diet(c: _Matched) -> list[Fact] | None:
@@ -1023,7 +1027,7 @@ def _build_diet(c: _Matched) -> list[Fact] | None:
         if "diet" not in value
         else f"{who.name} follows a {value}"
     )
-    return [Fact(_sentence(text), f"{p}diet", "fact", conf, 0.8)]
+    return [Fact(as_sentence(text), f"{p}diet", "fact", conf, 0.8)]
 
 
 def _build_diet_not(c: _Matched) -> list[Fact] | None:
@@ -1033,7 +1037,7 @@ def _build_diet_not(c: _Matched) -> list[Fact] | None:
     value = re.sub(r"\s+(?:anymore|any more|any longer)$", "", value)
     verb = "drink" if "alcohol" in value else "eat"
     text = f"{who.name} {who.verb('does', 'do')} not {verb} {value}"
-    return [Fact(_sentence(text), f"{p}diet", "fact", conf, 0.8)]
+    return [Fact(as_sentence(text), f"{p}diet", "fact", conf, 0.8)]
 
 
 def _build_home(c: _Matched) -> list[Fact] | None:
@@ -1054,7 +1058,7 @@ def _build_home(c: _Matched) -> list[Fact] | None:
     text = f"{who.name} {who.verb('lives', 'live')} in {value}"
     # A planned move that happened is no longer a plan.
     ends = [Ending(group=f"{p}plan", value=value)]
-    return [Fact(_sentence(text), f"{p}home", "fact", conf, 0.8, ends=ends)]
+    return [Fact(as_sentence(text), f"{p}home", "fact", conf, 0.8, ends=ends)]
 
 
 def _build_origin(c: _Matched) -> list[Fact] | None:
@@ -1064,7 +1068,7 @@ def _build_origin(c: _Matched) -> list[Fact] | None:
     return (
         [
             Fact(
-                _sentence(f"{who.name} {who.verb('is', 'are')} from {value}"),
+                as_sentence(f"{who.name} {who.verb('is', 'are')} from {value}"),
                 f"{p}origin",
                 "fact",
                 conf,
@@ -1099,7 +1103,7 @@ def _build_job_or_employer(c: _Matched) -> list[Fact] | None:
     ):
         org = f"{who.name} {who.verb('works', 'work')} at {split.group('org')}"
         return [
-            Fact(_sentence(org), f"{p}employer", "fact", conf, 0.75),
+            Fact(as_sentence(org), f"{p}employer", "fact", conf, 0.75),
             _build_job(who, split.group("job"), conf),
         ]
     extra: list[Fact] = []
@@ -1111,18 +1115,18 @@ def _build_job_or_employer(c: _Matched) -> list[Fact] | None:
     if place:  # "... here in Cardiff": where they live too
         value = value[: place.start()]
         text = f"{who.name} {who.verb('lives', 'live')} in {place.group('place')}"
-        extra.append(Fact(_sentence(text), f"{p}home", "fact", conf, 0.75))
+        extra.append(Fact(as_sentence(text), f"{p}home", "fact", conf, 0.75))
     if kind == "job":
         split = re.match(r"^(?P<job>.+?)\s+(?:at|for|with)\s+(?P<org>.*(?-i:[A-Z]).*)$", value)
         if split:
             job = _build_job(who, split.group("job"), conf)
             org = f"{who.name} {who.verb('works', 'work')} at {split.group('org')}"
-            return [job, Fact(_sentence(org), f"{p}employer", "fact", conf, 0.75), *extra]
+            return [job, Fact(as_sentence(org), f"{p}employer", "fact", conf, 0.75), *extra]
         article = "an" if value[:1].lower() in "aeiou" else "a"
         text = f"{who.name} {who.verb('works', 'work')} as {article} {value}"
     else:
         text = f"{who.name} {who.verb('works', 'work')} at {value}"
-    return [Fact(_sentence(text), f"{p}{kind}", "fact", conf, 0.75), *extra]
+    return [Fact(as_sentence(text), f"{p}{kind}", "fact", conf, 0.75), *extra]
 
 
 def _build_pet_named(c: _Matched) -> list[Fact] | None:
@@ -1130,7 +1134,7 @@ def _build_pet_named(c: _Matched) -> list[Fact] | None:
     who, carry, g, p, conf = c.who, c.carry, c.g, c.p, c.conf
     name = g["name"]
     text = f"{who.name} {who.verb('has', 'have')} a {carry.species or 'pet'} named {name}"
-    return [Fact(_sentence(text), f"{p}pet:{_key(name)}", "fact", conf, 0.7)]
+    return [Fact(as_sentence(text), f"{p}pet:{value_key(name)}", "fact", conf, 0.7)]
 
 
 def _build_booked(c: _Matched) -> list[Fact] | None:
@@ -1140,7 +1144,7 @@ def _build_booked(c: _Matched) -> list[Fact] | None:
     if len(value.split()) < 2:
         return None
     text = f"{who.name} booked {value}"
-    return [Fact(_sentence(text), f"{p}plan:{_key(value)}", "plan", 0.75, 0.6)]
+    return [Fact(as_sentence(text), f"{p}plan:{value_key(value)}", "plan", 0.75, 0.6)]
 
 
 def _build_gone_off(c: _Matched) -> list[Fact] | None:
@@ -1156,13 +1160,15 @@ def _build_person(c: _Matched) -> list[Fact] | None:
     """The facts of the "person" rule."""
     who, g, p, conf = c.who, c.g, c.p, c.conf
     value = g["v"]
-    if value.lower() in ("people", "morning", "night", "cat", "dog") or _DEMONYM.match(value):
+    if value.lower() in ("people", "morning", "night", "cat", "dog") or DEMONYM.match(value):
         if value.lower() in ("cat", "dog"):
             text = f"{who.name} {who.verb('is', 'are')} a {value.lower()} person"
-            return [Fact(_sentence(text), f"{p}opinion:{_key(value)}", "preference", conf, 0.5)]
+            return [
+                Fact(as_sentence(text), f"{p}opinion:{value_key(value)}", "preference", conf, 0.5)
+            ]
         return None
     text = f"{who.name} {who.verb('likes', 'like')} {value}"
-    return [Fact(_sentence(text), f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
+    return [Fact(as_sentence(text), f"{p}opinion:{value_key(value)}", "preference", conf, 0.6)]
 
 
 def _build_medication_for(c: _Matched) -> list[Fact] | None:
@@ -1171,15 +1177,15 @@ def _build_medication_for(c: _Matched) -> list[Fact] | None:
     value, cond = _value(m), g["cond"]
     return [
         Fact(
-            _sentence(f"{who.name} {who.verb('takes', 'take')} {value}"),
-            f"{p}medication:{_key(value)}",
+            as_sentence(f"{who.name} {who.verb('takes', 'take')} {value}"),
+            f"{p}medication:{value_key(value)}",
             "health",
             conf,
             0.9,
         ),
         Fact(
-            _sentence(f"{who.name} {who.verb('has', 'have')} {cond}"),
-            f"{p}condition:{_key(cond)}",
+            as_sentence(f"{who.name} {who.verb('has', 'have')} {cond}"),
+            f"{p}condition:{value_key(cond)}",
             "health",
             conf,
             0.9,
@@ -1192,7 +1198,7 @@ def _build_switched_to(c: _Matched) -> list[Fact] | None:
     m, who, p, conf = c.m, c.who, c.p, c.conf
     value = _value(m)
     text = f"{who.name} switched to {value}"
-    return [Fact(_sentence(text), f"{p}habit:{_key(value)}", "preference", conf, 0.5)]
+    return [Fact(as_sentence(text), f"{p}habit:{value_key(value)}", "preference", conf, 0.5)]
 
 
 def _build_come_around(c: _Matched) -> list[Fact] | None:
@@ -1200,7 +1206,7 @@ def _build_come_around(c: _Matched) -> list[Fact] | None:
     m, who, p, conf = c.m, c.who, c.p, c.conf
     value = _value(m)
     text = f"{who.name} {who.verb('likes', 'like')} {value}"
-    return [Fact(_sentence(text), f"{p}opinion:{_key(value)}", "preference", conf, 0.6)]
+    return [Fact(as_sentence(text), f"{p}opinion:{value_key(value)}", "preference", conf, 0.6)]
 
 
 def _build_diet_eat(c: _Matched) -> list[Fact] | None:
@@ -1208,7 +1214,7 @@ def _build_diet_eat(c: _Matched) -> list[Fact] | None:
     m, who, p, conf = c.m, c.who, c.p, c.conf
     value = _value(m)
     text = f"{who.name} {who.verb('eats', 'eat')} {value}"
-    return [Fact(_sentence(text), f"{p}diet", "fact", conf, 0.7)]
+    return [Fact(as_sentence(text), f"{p}diet", "fact", conf, 0.7)]
 
 
 def _build_manage(c: _Matched) -> list[Fact] | None:
@@ -1217,7 +1223,7 @@ def _build_manage(c: _Matched) -> list[Fact] | None:
     verb = m.group(0).split()[0].lower()
     verb = {"manage": "manages", "run": "runs", "own": "owns", "opened": "opened"}.get(verb, verb)
     text = f"{who.name} {verb} {_value(m)}"
-    return [Fact(_sentence(text), f"{p}job", "fact", conf, 0.7)]
+    return [Fact(as_sentence(text), f"{p}job", "fact", conf, 0.7)]
 
 
 def _build_admitted(c: _Matched) -> list[Fact] | None:
@@ -1225,7 +1231,7 @@ def _build_admitted(c: _Matched) -> list[Fact] | None:
     m, who, p, conf = c.m, c.who, c.p, c.conf
     value = _value(m)
     text = f"{who.name} got into {value}"
-    return [Fact(_sentence(text), f"{p}event:{_key(value)}", "event", conf, 0.7)]
+    return [Fact(as_sentence(text), f"{p}event:{value_key(value)}", "event", conf, 0.7)]
 
 
 def _build_plan_to(c: _Matched) -> list[Fact] | None:
@@ -1234,7 +1240,7 @@ def _build_plan_to(c: _Matched) -> list[Fact] | None:
     value = _value(m)
     verb = m.group(0).split()[0].lower()
     text = f"{who.name} {who.verb('is', 'are')} {verb} to {value}"
-    return [Fact(_sentence(text), f"{p}plan:{_key(value)}", "plan", 0.75, 0.6)]
+    return [Fact(as_sentence(text), f"{p}plan:{value_key(value)}", "plan", 0.75, 0.6)]
 
 
 def _build_fired(c: _Matched) -> list[Fact] | None:
@@ -1263,7 +1269,9 @@ def _build_retired(c: _Matched) -> list[Fact] | None:
     """The facts of the "retired" rule."""
     who, p, conf = c.who, c.p, c.conf
     text = f"{who.name} {who.verb('is', 'are')} retired"
-    return [Fact(_sentence(text), f"{p}job", "fact", conf, 0.7, ends=[Ending(slot=f"{p}employer")])]
+    return [
+        Fact(as_sentence(text), f"{p}job", "fact", conf, 0.7, ends=[Ending(slot=f"{p}employer")])
+    ]
 
 
 def _build_quit(c: _Matched) -> list[Fact] | None:
@@ -1325,7 +1333,7 @@ def _build_marital(c: _Matched) -> list[Fact] | None:
         ]
     text = f"{who.name} {who.verb('is', 'are')} {value}" + (f" to {partner}" if partner else "")
     ends = [Ending(group=f"{p}plan", value=value)]  # "getting married" happened
-    return [Fact(_sentence(text), f"{p}marital", "relationship", conf, 0.75, ends=ends)]
+    return [Fact(as_sentence(text), f"{p}marital", "relationship", conf, 0.75, ends=ends)]
 
 
 def _build_pet(c: _Matched) -> list[Fact] | None:
@@ -1334,16 +1342,16 @@ def _build_pet(c: _Matched) -> list[Fact] | None:
     species = g["species"].lower()
     carry.species = re.sub(r"(?<!s)s$", "", species)
     names = re.split(r"\s*(?:,|\band\b|&)\s*", g.get("names") or "")
-    names = [n for n in names if n and not _NOT_NAME.match(n)]
+    names = [n for n in names if n and not NOT_NAME.match(n)]
     if len(names) > 1 or (names and species.endswith("s") and species != "fish"):
         species = re.sub(r"(?<!s)s$", "", species)
     if not names:
         text = f"{who.name} {who.verb('has', 'have')} a {species}"
-        return [Fact(_sentence(text), f"{p}pet:{_key(species)}", "fact", conf, 0.7)]
+        return [Fact(as_sentence(text), f"{p}pet:{value_key(species)}", "fact", conf, 0.7)]
     return [
         Fact(
-            _sentence(f"{who.name} {who.verb('has', 'have')} a {species} named {name}"),
-            f"{p}pet:{_key(name)}",
+            as_sentence(f"{who.name} {who.verb('has', 'have')} a {species} named {name}"),
+            f"{p}pet:{value_key(name)}",
             "fact",
             conf,
             0.7,
@@ -1363,8 +1371,8 @@ def _build_family(c: _Matched) -> list[Fact] | None:
     )
     return [
         Fact(
-            _sentence(text),
-            f"{p}family:{_key(rel)}:{_key(name or '')}",
+            as_sentence(text),
+            f"{p}family:{value_key(rel)}:{value_key(name or '')}",
             "relationship",
             conf,
             0.7,
@@ -1376,7 +1384,7 @@ def _build_condition(c: _Matched) -> list[Fact] | None:
     """The facts of the "condition" / "condition-adj" rules."""
     kind, m, who, g, negated, p, conf = c.kind, c.m, c.who, c.g, c.negated, c.p, c.conf
     value = _value(m) or _clean_value(g.get("v2") or "")
-    key = _key(value)
+    key = value_key(value)
     slot = f"{p}condition:{key}"
     if negated:
         return [
@@ -1392,7 +1400,7 @@ def _build_condition(c: _Matched) -> list[Fact] | None:
     if _FIGURATIVE_CONDITION.match(m.string[m.end() :]):
         return None  # "a cold brew", "pregnant with ideas": the word, not the condition
     verb = who.verb("is", "are") if kind == "condition-adj" else who.verb("has", "have")
-    return [Fact(_sentence(f"{who.name} {verb} {value}"), slot, "health", conf, 0.9)]
+    return [Fact(as_sentence(f"{who.name} {verb} {value}"), slot, "health", conf, 0.9)]
 
 
 # What follows a condition's name when it names something else: a noun it qualifies ("a cold
@@ -1409,7 +1417,7 @@ def _build_medication(c: _Matched) -> list[Fact] | None:
     """The facts of the "medication" / "medication-stop" rules."""
     kind, m, who, negated, p, conf = c.kind, c.m, c.who, c.negated, c.p, c.conf
     value = _value(m)
-    slot = f"{p}medication:{_key(value)}"
+    slot = f"{p}medication:{value_key(value)}"
     if negated or kind == "medication-stop":
         return [
             Fact(
@@ -1423,7 +1431,7 @@ def _build_medication(c: _Matched) -> list[Fact] | None:
         ]
     return [
         Fact(
-            _sentence(f"{who.name} {who.verb('takes', 'take')} {value}"),
+            as_sentence(f"{who.name} {who.verb('takes', 'take')} {value}"),
             slot,
             "health",
             conf,
@@ -1443,7 +1451,7 @@ def _build_opinion(c: _Matched) -> list[Fact] | None:
     dislike = verb.startswith(("hate", "dislike", "cannot", "can not"))
     if negated:
         dislike = not dislike
-    slot = f"{p}opinion:{_key(value)}"
+    slot = f"{p}opinion:{value_key(value)}"
     if negated and not dislike:  # "I don't hate X anymore": the dislike ends
         return [Fact("", slot, "preference", conf, 0.6, ends=[Ending(slot=slot)])]
     if dislike and negated:
@@ -1458,7 +1466,7 @@ def _build_opinion(c: _Matched) -> list[Fact] | None:
         text = f"{who.name} {who.verb('is', 'are')} a fan of {value}"
     else:
         text = f"{who.name} {who.verb('likes', 'like')} {value}"
-    return [Fact(_sentence(text), slot, "preference", conf, 0.6)]
+    return [Fact(as_sentence(text), slot, "preference", conf, 0.6)]
 
 
 def _build_plan(c: _Matched) -> list[Fact] | None:
@@ -1477,7 +1485,7 @@ def _build_plan(c: _Matched) -> list[Fact] | None:
         text = f"{who.name} {lead} {value}"
     else:
         text = f"{who.name} {who.verb('is', 'are')} {value}"
-    return [Fact(_sentence(text), f"{p}plan:{_key(value)}", "plan", 0.75, 0.6)]
+    return [Fact(as_sentence(text), f"{p}plan:{value_key(value)}", "plan", 0.75, 0.6)]
 
 
 def _build_cancel(c: _Matched) -> list[Fact] | None:
@@ -1513,7 +1521,14 @@ def _build_event(c: _Matched) -> list[Fact] | None:
     thing = re.split(r"\s+(?:in|at|on|with|for|after|before|by|last|this|yesterday)\b", rest)[0]
     ends = [Ending(group=f"{p}plan", value=thing)] if stems(thing) else []
     return [
-        Fact(_sentence(text), f"{p}event:{_key(verb + ' ' + rest)}", "event", 0.8, 0.6, ends=ends)
+        Fact(
+            as_sentence(text),
+            f"{p}event:{value_key(verb + ' ' + rest)}",
+            "event",
+            0.8,
+            0.6,
+            ends=ends,
+        )
     ]
 
 
@@ -1525,8 +1540,8 @@ def _verb_fact(
     if not value:
         return None
     text = f"{c.who.name} {c.who.verb(*verbs)} {value}"
-    slot = c.p + slot.format(key=_key(value))
-    return [Fact(_sentence(text), slot, category, c.conf, importance)]
+    slot = c.p + slot.format(key=value_key(value))
+    return [Fact(as_sentence(text), slot, category, c.conf, importance)]
 
 
 def _build_language(c: _Matched) -> list[Fact] | None:
@@ -1551,7 +1566,7 @@ def _build_activity(c: _Matched) -> list[Fact] | None:
     if len(value.split()) < 2:
         return None
     text = f"{who.name} {who.verb('is', 'are')} {value}"
-    return [Fact(_sentence(text), f"{p}activity:{_key(value)}", "fact", 0.75, 0.5)]
+    return [Fact(as_sentence(text), f"{p}activity:{value_key(value)}", "fact", 0.75, 0.5)]
 
 
 def _build_age(c: _Matched) -> list[Fact] | None:
@@ -1560,7 +1575,7 @@ def _build_age(c: _Matched) -> list[Fact] | None:
     value = g["v"]
     return [
         Fact(
-            _sentence(f"{who.name} {who.verb('is', 'are')} {value} years old"),
+            as_sentence(f"{who.name} {who.verb('is', 'are')} {value} years old"),
             f"{p}age",
             "fact",
             conf,
@@ -1588,14 +1603,14 @@ def _build_identity(c: _Matched) -> list[Fact] | None:
         where = split.group("where")
         if split.group("prep") == "in":
             text = f"{who.name} {who.verb('lives', 'live')} in {where}"
-            return [job, Fact(_sentence(text), f"{p}home", "fact", conf, 0.75)]
+            return [job, Fact(as_sentence(text), f"{p}home", "fact", conf, 0.75)]
         text = f"{who.name} {who.verb('works', 'work')} at {where}"
-        return [job, Fact(_sentence(text), f"{p}employer", "fact", conf, 0.75)]
+        return [job, Fact(as_sentence(text), f"{p}employer", "fact", conf, 0.75)]
     if _is_occupation(value):
         text = f"{who.name} {who.verb('works', 'work')} as {article} {value}"
-        return [Fact(_sentence(text), f"{p}job", "fact", conf, 0.7)]
+        return [Fact(as_sentence(text), f"{p}job", "fact", conf, 0.7)]
     text = f"{who.name} {who.verb('is', 'are')} {article} {value}"
-    return [Fact(_sentence(text), "", "fact", 0.7, 0.5)]
+    return [Fact(as_sentence(text), "", "fact", 0.7, 0.5)]
 
 
 # Each rule kind's builder: the rule table is _RULES (pattern, kind) with these.
@@ -1648,8 +1663,8 @@ _BUILDERS: dict[str, Callable[[_Matched], list[Fact] | None]] = {
 
 
 def _parse(
-    clause: str, previous: _Who, carry: _Clause, correction: bool
-) -> tuple[list[Fact], _Who]:
+    clause: str, previous: Who, carry: ClauseState, correction: bool
+) -> tuple[list[Fact], Who]:
     """The facts of one cleaned clause, and whom it was about."""
     replaced = _replacement(clause, correction)
     if replaced is not None:
@@ -1688,7 +1703,7 @@ def _parse(
     return _parse_said(clause, previous, carry, correction)
 
 
-def _negated_value(it_is: re.Match[str], carry: _Clause) -> list[Fact]:
+def _negated_value(it_is: re.Match[str], carry: ClauseState) -> list[Fact]:
     """The negated fact, with a new value: "it's shellfish" after "I'm not allergic to
     peanuts"."""
     assert carry.negated is not None
@@ -1700,26 +1715,26 @@ def _negated_value(it_is: re.Match[str], carry: _Clause) -> list[Fact]:
               "condition-adj": "am ", "medication": "take ", "opinion": "like ",
               "marital": "am "}[kind]  # fmt: skip
     value = re.sub(r"^(?:to|in|at|as)\s+", "", value, flags=re.I)
-    facts = _english_facts(prefix + value, who, _Clause(), True)
+    facts = _english_facts(prefix + value, who, ClauseState(), True)
     return facts
 
 
 def _parse_said(
-    clause: str, previous: _Who, carry: _Clause, correction: bool
-) -> tuple[list[Fact], _Who]:
+    clause: str, previous: Who, carry: ClauseState, correction: bool
+) -> tuple[list[Fact], Who]:
     """A clause that is no new value of a negated one: who it is about, and what it says."""
     facts: list[Fact] = []
     who = previous
     call = re.match(
         r"^(?i:(?:you can |please |just |everyone |people |friends |they |my friends )*"
-        r"calls? me\s+)" + _NAME,
+        r"calls? me\s+)" + NAME,
         clause,
     )
-    if call and _bare_name(call.group("name")):
+    if call and bare_name(call.group("name")):
         facts = [
-            Fact(_sentence(f"The user's name is {call.group('name')}"), "name", "fact", 0.8, 0.9)
+            Fact(as_sentence(f"The user's name is {call.group('name')}"), "name", "fact", 0.8, 0.9)
         ]
-        return facts, _SELF
+        return facts, SELF
     thing = _MY_THING.match(clause)
     pet = _MY_PET.match(clause)
     subject = _SUBJECT.match(clause)
@@ -1732,7 +1747,7 @@ def _parse_said(
     elif pet:
         species, name = pet.group("species").lower(), pet.group("name")
         text = f"The user has a {species} named {name}"
-        facts = [Fact(_sentence(text), f"pet:{_key(name)}", "fact", 0.8, 0.7)]
+        facts = [Fact(as_sentence(text), f"pet:{value_key(name)}", "fact", 0.8, 0.7)]
     elif (
         thing
         and thing.group("attr").lower().split()[0] not in _relation_words()
@@ -1741,7 +1756,7 @@ def _parse_said(
         facts = _my_thing_facts(thing, correction)
     elif subject:
         facts, who = _subject_facts(subject, clause, carry, correction)
-    elif who is not _SELF and re.match(r"^(?:she|he|they)\b", clause, re.I):
+    elif who is not SELF and re.match(r"^(?:she|he|they)\b", clause, re.I):
         rest = re.sub(r"^(?:she|he|they)\s+", "", clause, flags=re.I)
         facts = _english_facts(rest, who, carry, correction)
     else:
@@ -1751,7 +1766,7 @@ def _parse_said(
             and carry.negated is None
             and re.search(rf"\b(?:{DIETS})\b", now_a.group("v"), re.I)
         ):
-            facts = _english_facts("am " + now_a.group("v"), _SELF, carry, correction)
+            facts = _english_facts("am " + now_a.group("v"), SELF, carry, correction)
     return facts, who
 
 
@@ -1776,7 +1791,7 @@ def _my_thing_facts(thing: re.Match[str], correction: bool) -> list[Fact]:
         text = f"{owner}'s {attr} is {value}"
         facts = [
             Fact(
-                _sentence(text),
+                as_sentence(text),
                 f"{prefix}{slot}",
                 "relationship" if rel else "fact",
                 0.9 if correction else 0.8,
@@ -1787,19 +1802,19 @@ def _my_thing_facts(thing: re.Match[str], correction: bool) -> list[Fact]:
 
 
 def _subject_facts(
-    subject: re.Match[str], clause: str, carry: _Clause, correction: bool
-) -> tuple[list[Fact], _Who]:
+    subject: re.Match[str], clause: str, carry: ClauseState, correction: bool
+) -> tuple[list[Fact], Who]:
     """A clause with its subject ("I ...", "my sister ..."): what it says of them."""
     facts: list[Fact] = []
     if subject.group("rel"):
         rel = subject.group("rel").lower()
-        who = _Who(f"The user's {rel}", f"{rel}|", plural=rel in _PLURAL_RELATIONS)
+        who = Who(f"The user's {rel}", f"{rel}|", plural=rel in PLURAL_RELATIONS)
         relname = subject.group("relname")
         rest = clause[subject.end() :].strip(" ,")
         if relname:
             facts.append(
                 Fact(
-                    _sentence(f"The user's {rel}'s name is {relname}"),
+                    as_sentence(f"The user's {rel}'s name is {relname}"),
                     f"{rel}|name",
                     "relationship",
                     0.8,
@@ -1807,7 +1822,7 @@ def _subject_facts(
                 )
             )
     else:
-        who = _SELF
+        who = SELF
         rest = clause[subject.end() :].strip(" ,")
     rest = re.sub(
         r"^(?:also|still|now|just|recently|finally|actually|currently|then|really)\s+",
@@ -1828,9 +1843,9 @@ def _subject_facts(
     return facts, who
 
 
-def _english_clause(
-    raw: str, carry: _Clause, now: datetime, previous: _Who
-) -> tuple[list[Fact], _Who]:
+def english_clause(
+    raw: str, carry: ClauseState, now: datetime, previous: Who
+) -> tuple[list[Fact], Who]:
     clause = _LEAD.sub("", raw.strip().rstrip(" .!")).strip()
     correction = bool(_CORRECTION.match(clause))
     clause = _CORRECTION.sub("", clause).strip()
@@ -1886,7 +1901,7 @@ def _english_clause(
     for fact in facts:
         if hedged:
             fact.confidence = min(fact.confidence, 0.5)
-        _apply_time(fact, when, now)
+        apply_time(fact, when, now)
     return facts, who
 
 

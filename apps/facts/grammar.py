@@ -168,7 +168,7 @@ def substitute(statement: str, old: str, new: str) -> str:
     return re.sub(r"\s{2,}", " ", "".join(words)).replace(" .", ".")
 
 
-def _key(value: str) -> str:
+def value_key(value: str) -> str:
     return " ".join(sorted(stems(value))) or value.strip().lower()
 
 
@@ -179,7 +179,7 @@ RELATIONS = (
     "|roommate|flatmate|neighbou?r|boss|manager|colleague|coworker|co-worker|teacher|doctor"
     "|mother-in-law|father-in-law|sister-in-law|brother-in-law|twin"
 )
-_PLURAL_RELATIONS = {"parents", "siblings", "kids", "children", "grandparents"}
+PLURAL_RELATIONS = {"parents", "siblings", "kids", "children", "grandparents"}
 PETS = (
     "dog|dogs|puppy|cat|cats|kitten|parrot|bird|hamster|rabbit|bunny|guinea pig|fish|goldfish"
     "|turtle|tortoise|horse|pony|snake|lizard|gecko|ferret|pig|chicken|chickens|budgie|canary"
@@ -202,14 +202,14 @@ _FAMILY = (
     "|sister|brother|son|daughter|child|baby|grandmother|grandma|grandfather|grandpa|aunt|uncle"
     "|cousin|niece|nephew|friend|roommate|flatmate|neighbou?r|twin|stepmother|stepfather"
 )
-_NOT_OCCUPATION = re.compile(
+NOT_OCCUPATION = re.compile(
     rf"(?:{_FAMILY}|member|beginner|fan|lover|newcomer|foreigner|winner|loser|owner|user"
     r"|customer|patient|resident|citizen|native|adult|parent|person|introvert|extrovert"
     r"|perfectionist|optimist|pessimist|vegetarian|vegan|pescatarian|smoker|drinker|runner"
     r"|swimmer|reader|gamer|sleeper|eater|early riser|night owl)$",
     re.I,
 )
-_CONDITION = re.compile(
+CONDITION = re.compile(
     r"(?:diabetes|asthma|epilepsy|hypertension|high blood pressure|low blood pressure|migraines?"
     r"|arthritis|eczema|psoriasis|celiac disease|coeliac disease|adhd|autism|depression|anxiety"
     r"|insomnia|cancer|a heart condition|heart disease|anemia|anaemia|gout|lupus|covid|the flu"
@@ -217,8 +217,8 @@ _CONDITION = re.compile(
     r"|\w+ disease|\w+ disorder|\w+ syndrome|\w+ sensitivity|\w+ dysfunction)",
     re.I,
 )
-_TYPED_CONDITION = rf"(?:type\s+\d\s+|chronic\s+|mild\s+|severe\s+)?{_CONDITION.pattern}"
-_DEMONYM = re.compile(
+TYPED_CONDITION = rf"(?:type\s+\d\s+|chronic\s+|mild\s+|severe\s+)?{CONDITION.pattern}"
+DEMONYM = re.compile(
     r"^(?:american|british|english|scottish|welsh|irish|canadian|mexican|brazilian|argentinian"
     r"|chilean|colombian|peruvian|french|german|italian|spanish|portuguese|dutch|belgian|swiss"
     r"|austrian|swedish|norwegian|danish|finnish|polish|czech|russian|ukrainian|greek|turkish"
@@ -228,7 +228,7 @@ _DEMONYM = re.compile(
     r"|christian|catholic|buddhist|hindu|atheist|asian|european|african|latino|latina)$",
     re.I,
 )
-_NOT_NAME = re.compile(
+NOT_NAME = re.compile(
     r"^(?:fine|good|great|ok|okay|here|back|sorry|sure|ready|done|home|tired|busy|happy|sad"
     r"|new|excited|afraid|glad|hungry|sick|well|not|so|very|just|also|still|really|actually"
     r"|going|trying|looking|thinking|learning|working|living|moving|planning|allergic)\b",
@@ -237,7 +237,7 @@ _NOT_NAME = re.compile(
 
 
 @dataclass
-class _Who:
+class Who:
     """Whom a clause is about: the user, or one of their people."""
 
     name: str  # "The user", "The user's sister"
@@ -248,18 +248,18 @@ class _Who:
         return plural if self.plural else singular
 
 
-_SELF = _Who("The user", "")
+SELF = Who("The user", "")
 
 
-def _self_or_them(who: _Who, fact: str) -> str:
+def _self_or_them(who: Who, fact: str) -> str:
     return f"{who.name} {fact}"
 
 
-class _Clause:
+class ClauseState:
     """State carried between the clauses of one turn (a correction's new value)."""
 
     def __init__(self) -> None:
-        self.negated: tuple[str, _Who] | None = None  # the rule kind of the last negation
+        self.negated: tuple[str, Who] | None = None  # the rule kind of the last negation
         self.replace_old = ""  # "不是X" / "停了X": the value the next clause replaces
         self.replace_kind = ""  # "medication" after "停了X": "换成Y" is a new medication
         self.species = ""  # the last pet named without its name yet

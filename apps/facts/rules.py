@@ -32,20 +32,20 @@ from contextvars import ContextVar
 from datetime import datetime
 
 from apps.facts import vocabulary
-from apps.facts.chinese import _ZH_CLAUSES, _chinese_clause
+from apps.facts.chinese import ZH_CLAUSES, chinese_clause
 from apps.facts.doubt import HEALTH_GROUPS, asserted_in_doubt, disputes_of
 from apps.facts.english import (
-    _CLAUSES,
-    _NAME,
-    _SELF,
-    _bare_name,
-    _Clause,
-    _english_clause,
-    _expand,
-    _sentence,
-    _Who,
+    CLAUSES,
+    NAME,
+    SELF,
+    ClauseState,
+    Who,
+    as_sentence,
+    bare_name,
+    english_clause,
+    expand_contractions,
 )
-from apps.facts.grammar import Ending, Fact, _key, slot_group, speaks_of, substitute
+from apps.facts.grammar import Ending, Fact, slot_group, speaks_of, substitute, value_key
 
 __all__ = [
     "Ending",
@@ -161,30 +161,30 @@ _ZH_NOT_A_HOME = re.compile(r"(?:里|上)。$|酒店|宾馆|民宿|旅馆|青旅
 
 
 def _found(text: str, now: datetime) -> list[Fact]:
-    carry = _Clause()
+    carry = ClauseState()
     facts: list[Fact] = []
     if _CJK.search(text):
-        who = _Who("用户", "")
-        for part in _ZH_CLAUSES.split(text):
+        who = Who("用户", "")
+        for part in ZH_CLAUSES.split(text):
             if part.strip():
-                found, who = _chinese_clause(part, carry, now, who)
+                found, who = chinese_clause(part, carry, now, who)
                 facts.extend(found)
         return facts
-    text = _expand(text)
+    text = expand_contractions(text)
     asides = re.findall(r"\(([^)]{3,120})\)", text)  # "(I'm a forklift operator at ...)"
-    who = _SELF
+    who = SELF
     for sentence in [*re.split(r"(?<=[.!?])\s+|\n+", text), *asides]:
-        for part in _CLAUSES.split(sentence):
+        for part in CLAUSES.split(sentence):
             if part and part.strip():
-                found, who = _english_clause(part, carry, now, who)
+                found, who = english_clause(part, carry, now, who)
                 facts.extend(found)
-        who = _SELF
+        who = SELF
     renamed = re.search(
-        r"\b(?:surname|last name|name)\b[^.!?]*?,\s*it is\s+" + _NAME + r"(?:\s+now)?", text, re.I
+        r"\b(?:surname|last name|name)\b[^.!?]*?,\s*it is\s+" + NAME + r"(?:\s+now)?", text, re.I
     )
     if renamed and not any(f.slot == "name" for f in facts):
         name = renamed.group("name")
-        facts.append(Fact(_sentence(f"The user's name is {name}"), "name", "fact", 0.9, 0.9))
+        facts.append(Fact(as_sentence(f"The user's name is {name}"), "name", "fact", 0.9, 0.9))
         carry.new_value = ""
     if carry.new_value:
         facts.extend(_attach_new_value(carry.new_value, facts))
@@ -194,20 +194,20 @@ def _found(text: str, now: datetime) -> list[Fact]:
             fact.ends = [e for e in fact.ends if e.slot != "job"]
     called = re.search(
         r"\b(?:everyone|everybody|people|friends|my friends|they|most people)\s+calls?\s+me\s+"
-        + _NAME,
+        + NAME,
         text,
     )
     if called and not any(f.slot == "nickname" for f in facts):
         nickname = called.group("name")
         if any(f.slot == "name" and nickname not in f.statement for f in facts):
             facts.append(
-                Fact(_sentence(f"The user goes by {nickname}"), "nickname", "fact", 0.8, 0.7)
+                Fact(as_sentence(f"The user goes by {nickname}"), "nickname", "fact", 0.8, 0.7)
             )
     names = [f for f in facts if f.slot == "name"]
     if len(names) > 1:  # "My name is Margaret ... everyone calls me Peggy": a nickname
         for fact in names[1:]:
             nickname = fact.statement.removeprefix("The user's name is ").rstrip(".")
-            fact.statement, fact.slot = _sentence(f"The user goes by {nickname}"), "nickname"
+            fact.statement, fact.slot = as_sentence(f"The user goes by {nickname}"), "nickname"
     return facts
 
 
@@ -223,12 +223,12 @@ def _attach_new_value(value: str, facts: list[Fact]) -> list[Fact]:
     ):
         if head in groups:
             return [
-                Fact(_sentence(template.format(v)), f"{head}:{_key(v)}", "health", 0.9, 0.9)
+                Fact(as_sentence(template.format(v)), f"{head}:{value_key(v)}", "health", 0.9, 0.9)
                 for v in values
             ]
-    if _bare_name(value.split(",")[0].strip()):
+    if bare_name(value.split(",")[0].strip()):
         name = value.split(",")[0].strip()
-        return [Fact(_sentence(f"The user's name is {name}"), "name", "fact", 0.9, 0.9)]
+        return [Fact(as_sentence(f"The user's name is {name}"), "name", "fact", 0.9, 0.9)]
     return []
 
 
@@ -238,5 +238,5 @@ def normal_slot(slot: str) -> str:
     person, _, rest = slot.strip().lower().rpartition("|")
     head, sep, value = rest.partition(":")
     head = re.sub(r"\s+", " ", head.strip())
-    normal = f"{head}:{_key(value)}" if sep and value.strip() else head
+    normal = f"{head}:{value_key(value)}" if sep and value.strip() else head
     return f"{person.strip()}|{normal}" if person.strip() else normal

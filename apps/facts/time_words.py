@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from apps.facts.grammar import Fact, _key
+from apps.facts.grammar import Fact, value_key
 
 # --- time words -----------------------------------------------------------------------------
 
@@ -215,7 +215,7 @@ def take_time(text: str, now: datetime) -> tuple[str, When]:
     return re.sub(r"\s{2,}", " ", text).strip(" ,"), when
 
 
-def _apply_time(fact: Fact, when: When, now: datetime) -> None:
+def apply_time(fact: Fact, when: When, now: datetime) -> None:
     at = when.at
     if at is None:
         return
@@ -231,7 +231,7 @@ def _apply_time(fact: Fact, when: When, now: datetime) -> None:
             fact.category = "plan"
             person, _, kind = fact.slot.rpartition("|")
             if not kind or kind.startswith("activity:"):  # "I'm doing X next month": a plan
-                fact.slot = f"{person + '|' if person else ''}plan:{_key(fact.statement)}"
+                fact.slot = f"{person + '|' if person else ''}plan:{value_key(fact.statement)}"
     elif fact.category == "event":
         fact.occurred_at = at
     else:
