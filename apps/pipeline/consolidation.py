@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 from django.db import connection
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -486,17 +487,7 @@ def _correct_facts(
     batch = [p for p in pending if not p.ended and not p.review and speaks_of(p.item.content, old)]
     for other in batch:
         other.item.content = substitute(other.item.content, old, new)
-    current = (
-        Memory.objects.filter(
-            namespace=namespace,
-            subject=subject,
-            kind=Kind.SEMANTIC,
-            status=Status.ACTIVE,
-            valid_to__isnull=True,
-        )
-        .defer(*SEARCH_FIELDS)
-        .order_by("created_at")[:500]
-    )
+    current = _open_facts(namespace, subject, Status.ACTIVE).order_by("created_at")[:500]
     index_key = keys.index_key(namespace.pk)
     corrections = []
     for memory in current:
@@ -560,13 +551,9 @@ def _end_facts(
     for ending in endings:
         # Facts waiting for a person end too: a hedged "I think I'm allergic to penicillin"
         # pending review, or one in dispute, is answered by "I'm not allergic to penicillin".
-        current = Memory.objects.filter(
-            namespace=namespace,
-            subject=subject,
-            kind=Kind.SEMANTIC,
-            status__in=[Status.ACTIVE, Status.PENDING_REVIEW, Status.DISPUTED],
-            valid_to__isnull=True,
-        ).defer(*SEARCH_FIELDS)
+        current = _open_facts(
+            namespace, subject, Status.ACTIVE, Status.PENDING_REVIEW, Status.DISPUTED
+        )
         slot = slot_hash(keys, namespace.pk, ending.slot) if ending.slot else ""
         group = slot_hash(keys, namespace.pk, ending.group) if ending.group else ""
         if slot:
@@ -595,16 +582,22 @@ def _end_facts(
             other.ended = True
 
 
-def _current_facts(namespace: Namespace, subject: Subject) -> Any:
-    """The facts a turn may dispute: current ones, and those already waiting for a person
-    (a hedged fact pending review): either way, the reviewer sees the disputing turn."""
+def _open_facts(namespace: Namespace, subject: Subject, *statuses: Status) -> QuerySet[Memory]:
+    """The subject's facts not ended (valid_to unset) in one of `statuses`, read without
+    their vectors and token arrays."""
     return Memory.objects.filter(
         namespace=namespace,
         subject=subject,
         kind=Kind.SEMANTIC,
-        status__in=[Status.ACTIVE, Status.PENDING_REVIEW],
+        status__in=list(statuses),
         valid_to__isnull=True,
     ).defer(*SEARCH_FIELDS)
+
+
+def _current_facts(namespace: Namespace, subject: Subject) -> QuerySet[Memory]:
+    """The facts a turn may dispute: current ones, and those already waiting for a person
+    (a hedged fact pending review): either way, the reviewer sees the disputing turn."""
+    return _open_facts(namespace, subject, Status.ACTIVE, Status.PENDING_REVIEW)
 
 
 def _dispute_facts(
