@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from apps.facts import vocabulary
 from apps.facts.grammar import ClauseState, Ending, Fact, Who, value_key
 from apps.facts.time_words import apply_time, take_time
 
@@ -20,7 +21,12 @@ ZH_PETS = (
     "[\u4e00-\u9fff]{0,2}?(?:狗|猫)|鹦鹉|仓鼠|兔子|鱼|乌龟|柯基|泰迪|金毛|哈士奇|拉布拉多|柴犬|边牧"
     "|英短|美短|布偶|暹罗|博美|比熊|萨摩耶"
 )
-ZH_CLAUSES = re.compile(r"[，,。！!？?；;：:～~\n]+|(?:但是|不过(?!敏)|而且|可是|所以)")
+# Clauses end at punctuation or an emoji, at a conjunction, and, in chat, at a space
+# between characters.
+ZH_CLAUSES = re.compile(
+    r"[，,。！!？?；;：:～~\n\U0001F300-\U0001FAFF\u2600-\u27BF]+|(?:但是|不过(?!敏)|而且|可是|所以)"
+    r"|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])"
+)
 _ZH_LEAD = re.compile(
     r"^(?:你好|您好|嗨|哈喽|嗯|那个|对了|另外|还有|其实|顺便说一下|然后|而且|但是|不过|跟你说个事|跟你说"
     r"|告诉你|更新一下|说一下|好消息|坏消息|啊|哦|噢|诶|哎|好吧|不好意思)+[，,]?"
@@ -63,7 +69,7 @@ def _zh_more_1(
     """_zh_more's rules, part 1 of 4: None when none matches."""
     if m := re.match(r"^在(?P<v>生酮|节食|减肥|戒糖|断食|控糖)", s):
         return [Fact(f"{n}在{m.group('v')}。", f"{p}diet", "fact", conf, 0.7)]
-    if m := re.match(r"^(?P<v>[^我你，,。]{1,6}?)停了$", s):
+    if m := re.match(r"^(?:把|将)?(?P<v>[^我你把将，,。]{1,6}?)停(?:掉)?了$", s):
         return [Fact("", "", "fact", conf, 0.6, ends=[Ending(value=m.group("v"))])]
     if m := re.match(rf"^(?:家)?(?P<species>{ZH_PETS})(?:叫|名叫)(?P<name>[^，,。]{{1,6}})$", s):
         name = m.group("name")
@@ -242,7 +248,10 @@ def _zh_more_3(
         r"^(?:跳槽到|跳槽去|跳到|入职|加入)(?:了)?(?P<v>[^，,。]+?)(?:工作|上班)?了?$", s
     ):
         return [Fact(f"{n}在{m.group('v')}工作。", f"{p}employer", "fact", conf, 0.75)]
-    if m := re.match(r"^在(?P<org>[^，,。]{1,12}?)(?:做|当|开)(?P<job>[^，,。]{1,10}?)(?:的)?$", s):
+    if m := re.match(
+        r"^在(?P<org>(?!家|宿舍|厨房|路上|外面|这|那)[^，,。]{1,12}?)(?:做|当|开)(?P<job>[^，,。]{1,10}?)(?:的)?$",
+        s,
+    ):
         return [Fact(f"{n}在{m.group('org')}做{m.group('job')}。", f"{p}job", "fact", conf, 0.75)]
     if m := re.match(r"^(?:自己)?开了(?:一)?(?:家|个|间)(?P<v>[^，,。]+?)$", s):
         return [Fact(f"{n}开了一家{m.group('v')}。", f"{p}job", "fact", conf, 0.7)]
@@ -395,9 +404,29 @@ def _zh_facts_1(
                     ends=[Ending(group=f"{p}job", value=value), Ending(value=value)],
                 )
             ]
-    if m := re.match(r"^(?:现在)?在(?P<v>.+?)(?:工作|上班)", s):
+    if m := re.match(
+        r"^(?:可惜)?(?:现在)?(?:还|仍然|依然|一直)?(?:得|要)?在(?P<v>.+?)(?:工作|上班)", s
+    ):
         return [Fact(f"{n}在{m.group('v')}工作。", f"{p}employer", "fact", conf, 0.75)]
-    return None
+    return _zh_in_a_place(s, p, n, conf)
+
+
+# Where one studies or is, in a known place ("在南京读研", "现在还在长沙"):
+# `vocabulary.zh_place_named` decides what a place is ("在公司" names none).
+_ZH_IN_PLACE = re.compile(
+    r"^(?:现在)?(?:还|仍然|依然|一直)?在(?P<place>[\u4e00-\u9fff]{2,5}?)"
+    r"(?:(?P<study>读研|读博|读书|上学|上大学|读大学|念书)|(?:呢|啊|呀)?$)"
+)
+
+
+def _zh_in_a_place(s: str, p: str, n: str, conf: float) -> list[Fact] | None:
+    m = _ZH_IN_PLACE.match(s)
+    if m is None or vocabulary.zh_place_named(m.group("place")) != m.group("place"):
+        return None
+    place = m.group("place")
+    if m.group("study"):
+        return [Fact(f"{n}在{place}{m.group('study')}。", f"{p}home", "fact", conf, 0.75)]
+    return [Fact(f"{n}住在{place}。", f"{p}home", "fact", conf, 0.8)]
 
 
 def _zh_facts_2(

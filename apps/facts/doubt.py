@@ -45,6 +45,9 @@ _RELATIONS_ZH = (
     r"|孩子|朋友|室友|同事|爷爷|奶奶|外公|外婆)"
 )
 
+# A relation as said in speech, short forms first ("我妈", "我哥": a mother, a brother).
+_RELATIONS_ZH_SHORT = rf"(?:{_RELATIONS_ZH[3:-1]}|妈|爸|姐|妹|哥|弟|媳妇)"
+
 STRONG_EN = re.compile(
     r"\boutgr[eo]wn?\b|\boutgrowing\b"
     r"|\b(?:took|take|taken|taking|takes)\s+me\s+off\b"
@@ -68,13 +71,16 @@ NEGATION_EN = re.compile(
 )
 NOT_ME_EN = re.compile(
     rf"\b(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:actually\s+|really\s+)?my\s+{_RELATIONS_EN}"
-    rf"\b[^.!?]*\bnot\s+me\b"
+    rf"\b[^.!?]*\bnot\s+(?:me|mine)\b"
+    rf"|\bmy\s+{_RELATIONS_EN}'s\s+[^.!?]*\bnot\s+mine\b"
+    rf"|\b(?:is|are|was|were)\s+(?:actually\s+|really\s+)?(?:my\s+{_RELATIONS_EN}'s|[a-z]+'s)"
+    rf"(?:\s|\W)[^.!?]*\bnot\s+(?:mine|me)\b"
     rf"|\bnot\s+me\s*[,;:-]+\s*(?:it'?s\s+|that'?s\s+)?my\s+{_RELATIONS_EN}\b"
     rf"|\bi\s+meant\s+my\s+{_RELATIONS_EN}\b",
     re.I,
 )
 TOPICS_EN = {
-    "allergy": re.compile(r"\ballerg\w*", re.I),
+    "allergy": re.compile(r"\ballerg\w*\b(?!\s+(?:rhinitis|asthma))", re.I),
     "medication": re.compile(
         r"\b(?:meds?|medications?|medicines?|pills?|prescriptions?|tablets?|dose|doses|inhaler"
         r"|insulin|drugs?)\b",
@@ -88,9 +94,13 @@ WEAK_ZH = re.compile(r"医生说|大夫说|医生觉得|医生告诉我|其实|�
 NEGATION_ZH = re.compile(r"不|没|别|停|无")
 NOT_ME_ZH = re.compile(
     rf"(?:那|这)(?:是|说的是)我{_RELATIONS_ZH}[^。！？]*不是我|不是我[，,、]?(?:是|而是)我{_RELATIONS_ZH}"
-    rf"|我说的是我{_RELATIONS_ZH}"
+    rf"|我说的是我{_RELATIONS_ZH}|(?:不对|说错|搞错|弄错)[^。！？]{{0,6}}?是我{_RELATIONS_ZH_SHORT}|是我{_RELATIONS_ZH_SHORT}[^。！？]{{0,12}}?[，,]?\s*不是我(?![的们])"
 )
-TOPICS_ZH = {"allergy": re.compile(r"过敏"), "medication": re.compile(r"药"), "condition": None}
+TOPICS_ZH = {
+    "allergy": re.compile(r"过敏(?!性)"),
+    "medication": re.compile(r"药"),
+    "condition": None,
+}
 
 # Sentences, and clauses joined by a contrast ("I take metformin but they took me off the
 # insulin": the doubt is the second clause's alone).
@@ -109,7 +119,7 @@ def disputes_of(text: str, resolved: Callable[[str, str], bool]) -> list[Dispute
         if NOT_ME_EN.search(sentence) or NOT_ME_ZH.search(sentence):
             found.append(Dispute(last_said=True))
             continue
-        if not _cued(sentence):
+        if not cued(sentence):
             continue
         for group in HEALTH_GROUPS:
             values = _values(sentence, group)
@@ -144,7 +154,9 @@ def asserted_in_doubt(statement: str, group: str, text: str) -> bool:
     )
 
 
-def _cued(sentence: str) -> bool:
+def cued(sentence: str) -> bool:
+    """Whether the sentence carries a change cue: a strong one, or a weak one beside a
+    negation."""
     if STRONG_EN.search(sentence) or STRONG_ZH.search(sentence):
         return True
     if WEAK_EN.search(sentence):

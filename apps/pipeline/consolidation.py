@@ -784,6 +784,9 @@ def _store_pending(
     (superseded, not deleted: they stay in history, linked to their successor)."""
     if not pending:
         return
+    for new in pending:  # put in doubt by a later turn of the batch: a person decides
+        if new.review:
+            new.item.status = Status.PENDING_REVIEW
     memories_insert(actor=actor, namespace=namespace, items=[p.item for p in pending], keys=keys)
     now = timezone.now()
     ended = [new.item.id for new in pending if new.ended]

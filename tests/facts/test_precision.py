@@ -46,7 +46,7 @@ def test_ordinary_words_make_no_fact(text: str) -> None:
         ("我对花生过敏", "用户对花生过敏。"),
         ("I left Spotify, I'm at Shopify now", "The user works at Shopify."),
         ("I live in a small town near Leeds", "The user lives in a small town near Leeds."),
-        ("moved to leeds last weekend", "The user lives in leeds."),
+        ("moved to leeds last weekend", "The user lives in Leeds."),
     ],
 )
 def test_a_sure_cue_with_a_known_value_makes_its_fact(text: str, statement: str) -> None:

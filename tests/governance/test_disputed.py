@@ -61,6 +61,22 @@ def test_a_denied_attribution_disputes_the_facts_of_the_previous_statement(acme:
 
 
 @pytest.mark.django_db
+def test_a_denied_attribution_in_the_same_batch_leaves_the_fact_waiting(acme: Tenant) -> None:
+    # Both turns reach the pipeline together: the fact is never current, it waits for a person.
+    say(
+        acme,
+        "I'm allergic to sesame, no sesame oil please.",
+        "Sorry, it's my wife who's allergic to sesame, not me.",
+    )
+    assert fact("The user is allergic to sesame.").status == Status.PENDING_REVIEW
+    assert current() == []
+    log = ConsolidationLog.objects.get(
+        decision="add", memory_id=fact("The user is allergic to sesame.").pk
+    )
+    assert log.reason.startswith("uncertain")
+
+
+@pytest.mark.django_db
 def test_a_chinese_turn_disputes_a_chinese_fact(acme: Tenant) -> None:
     say(acme, "我在吃二甲双胍。")
     (taken,) = Memory.objects.filter(kind="semantic")
