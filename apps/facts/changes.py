@@ -51,12 +51,13 @@ _STOP_BEFORE_EN = (
     (
         r"\b(?:not|n't|no\s+longer|never\s+(?:been|was))\s+(?:actually\s+|really\s+|even\s+)?"
         r"allergic\s+to\s+" + _ARTICLE_EN + r"(?:[a-z-]+\s+)?$"
-        r"|\boutgr[eo]wn?\s+" + _ARTICLE_EN + "$"
+        r"|\boutgr[eo]wn?\s+" + _ARTICLE_EN + r"$|\bnegative\s+for\s+" + _ARTICLE_EN + "$"
         r"|\b(?:it's|it\s+is|it\s+was)\s+(?:not|never)\s+(?:actually\s+)?$|\bit\s+wasn't\s+$",
         "allergy",
     ),
     (
-        r"\b(?:not|weren't|wasn't|isn't|aren't|never\s+had|(?:don't|do\s+not|doesn't|no\s+longer)"
+        r"\b(?:not|weren't|wasn't|isn't|aren't|never\s+had|negative\s+for"
+        r"|(?:don't|do\s+not|doesn't|no\s+longer)"
         r"\s+have)\s+(?:actually\s+|really\s+|even\s+)?" + _ARTICLE_EN + "$",
         "condition",
     ),
@@ -138,15 +139,19 @@ def changes_of(
         changes.extend(Change(group, v, holds=False) for v, _ in stopped)
         gone = {v for v, _ in stopped}
         may_start = bool(stopped) or group in stopped_before
+        started = False  # the value before this one started: "only cashews and pistachios"
         for value, at in found:
             if value in gone:
+                started = False
                 continue
             switched = switch is not None and 0 <= at - switch.end() <= 12
-            if (
-                (may_start and _starts(sentence, value, at))
+            joined = started and re.search(r"(?:\band|&|,|、|和)\s*$", sentence[:at]) is not None
+            started = (
+                (may_start and (_starts(sentence, value, at) or joined))
                 or switched
                 or _starts_alone(sentence, at)
-            ):
+            )
+            if started:
                 changes.append(Change(group, value, holds=True))
     return list(dict.fromkeys(changes))
 

@@ -419,7 +419,16 @@ _ZH_IN_PLACE = re.compile(
 )
 
 
+# "(从)成都搬到了昆明": a move from a known place.
+_ZH_MOVED_FROM = re.compile(
+    r"^(?P<old>[^，,。住]{2,6}?)(?:搬到了|搬到|搬去了|搬去)(?P<v>[^，,。]+?)(?:了|住)?$"
+)
+
+
 def _zh_in_a_place(s: str, p: str, n: str, conf: float) -> list[Fact] | None:
+    moved = _ZH_MOVED_FROM.match(s)
+    if moved and vocabulary.zh_place_named(moved.group("old")) == moved.group("old"):
+        return [Fact(f"{n}住在{moved.group('v')}。", f"{p}home", "fact", conf, 0.8)]
     m = _ZH_IN_PLACE.match(s)
     if m is None or vocabulary.zh_place_named(m.group("place")) != m.group("place"):
         return None

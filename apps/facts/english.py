@@ -51,7 +51,7 @@ _CONTRACTIONS_RE = [(re.compile(p, re.I), r) for p, r in _CONTRACTIONS]
 _DROPPED = (
     "moved|relocated|quit|left|started|got|went|became|switched|adopted|booked|finished"
     "|stopped|joined|retired|married|cancell?ed|had to cancel|gave up|took up|turned|cut|no more"
-    "|named|called|taking"
+    "|named|called|taking|live in|living in|based in|handed in|put in|jumped ship"
 )
 CLAUSES = re.compile(
     r"(?<=[.!?])\s+|\n+|;\s*|:\s+(?=i\b)"
@@ -60,6 +60,8 @@ CLAUSES = re.compile(
     r"(?:i|my|it|she|he|they|we)\b)"
     r"|,\s*(?=(?:and\s+|but\s+|now\s+|actually\s+|also\s+|instead\s+)*"
     r"(?:i|my|it is|its|it was|she|he|they|we|can you|could you|would you|do you|any)\b)"
+    r"|,\s*(?=(?:moved|relocated|quit|retired|live|living|based|working|work)\s"
+    r"+(?:up\s+|back\s+|over\s+)?(?:in|to|at|as|from)\b)"
     r"|\s+[—–]\s+|\s+-\s+|,\s*so\s+(?!that\b|much\b|many\b|far\b)"
     r"|,\s*(?=(?-i:[A-Z])[\w'-]+\s+(?:is|are)\s+(?:just\s+|only\s+)?where\b)"
     r"|,\s*(?=(?:and|but)\s+(?:now|then)\b)"
@@ -114,7 +116,8 @@ _VALUE_END_KEEP_COMMAS = re.compile(
 
 _FILLER_END = re.compile(
     r"(?:[\s,]+(?:btw|by the way|haha+|hah|lol|lmao|tbh|fyi|so yeah|yay|omg|ugh|rn"
-    r"|at all|for good|for real|you know)|[\s,]*(?::\)|:\(|:D|[\U0001F300-\U0001FAFF"
+    r"|at all|for good|for real|you know|obviously|ofc|ngl|lmk|tho|though|anyway|i guess"
+    r"|now i guess)|[\s,]*(?::\)|:\(|:D|[\U0001F300-\U0001FAFF"
     r"\u2600-\u27BF\uFE0F]+))+[\s.!]*$",
     re.I,
 )
@@ -302,7 +305,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         _p(
             rf"^(?:do\s+|does\s+)?{_NEG}(?:live|lives|am living|is living"
             r"|are living|reside|resides|am based|is based|am staying"
-            r"|is staying|just moved|moved|relocated|moved back)\s+(?:back\s+|put\s+)?(?:in"
+            r"|is staying|just moved|moved|relocated|moved back)\s+"
+            r"(?:back\s+|put\s+|up\s+|down\s+|over\s+|out\s+)?(?:in"
             r"|to|at)\s+(?P<v>.+)"
         ),
         "home",
@@ -337,12 +341,38 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (_p(r"^(?:am|is|are)\s+(?:now\s+)?retired\b"), "retired"),
     (_p(r"^(?:retired|have retired|has retired)\b"), "retired"),
     (_p(r"^(?:stopped|quit)\s+taking\s+(?P<v>.+)"), "medication-stop"),
-    (_p(r"^(?:quit|resigned|handed in my notice|gave notice)\s*$"), "fired"),
+    (
+        _p(
+            r"^(?:quit|resigned|handed in my notice|gave notice|gave my notice)\s*$"
+            r"|^(?:handed|put)\s+in\s+my\s+(?:notice|two\s+weeks|resignation)\b"
+        ),
+        "fired",
+    ),
     (
         _p(
             r"^(?:got|was|been)\s+(?:poached|hired|headhunted|recruited|snapped up)"
             r"\s+by\s+(?P<v>.+)"
         ),
+        "employer",
+    ),
+    # "just finished my first week at Shopify", "jumped ship to KPMG"
+    (
+        _p(
+            r"^(?:just\s+)?(?:finished|started|survived|did|had|completed|on)\s+my\s+"
+            r"(?:first|second|third)\s+(?:day|week|month)\s+at\s+(?P<v>(?-i:[A-Z])[\w&'.-]+"
+            r"(?:\s+(?-i:[A-Z])[\w&'.-]+)*)"
+        ),
+        "employer",
+    ),
+    (
+        _p(
+            r"^(?:accepted|took|got|signed)\s+(?:an?\s+|the\s+)?(?:job\s+)?offer\s+(?:from|at|with)\s+"
+            r"(?P<v>[\w&'.-]+(?:\s+(?-i:[A-Z])[\w&'.-]+)*)"
+        ),
+        "employer",
+    ),
+    (
+        _p(r"^jumped\s+ship\s+to\s+(?P<v>(?-i:[A-Z])[\w&'.-]+(?:\s+(?-i:[A-Z])[\w&'.-]+)*)\s*$"),
         "employer",
     ),
     (
@@ -575,7 +605,8 @@ _ELIDED = re.compile(
     r"|going|travell?ing|driving|diagnosed|first week|last shift|his name|her name"
     r"|started|got|went|became|switched|adopted|booked|finished|stopped|joined|married|engaged"
     r"|divorced|turned|retired|cancell?ed|had to cancel|gave up|lost|works|lives|is|has|likes"
-    r"|loves|hates|tapered|tapering|cut out|no more|took up|named|called)\b",
+    r"|loves|hates|tapered|tapering|cut out|no more|took up|named|called|handed in|put in"
+    r"|jumped ship|accepted)\b",
     re.I,
 )
 _REPLACEMENTS = [

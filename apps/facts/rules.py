@@ -207,7 +207,9 @@ def _found(text: str, now: datetime) -> list[Fact]:
                 facts.extend(found)
         who = SELF
     renamed = re.search(
-        r"\b(?:surname|last name|name)\b[^.!?]*?,\s*it is\s+" + NAME + r"(?:\s+now)?", text, re.I
+        r"\b(?:surname|last name|name)\b[^.!?]*?,\s*(?:so\s+)?it is\s+" + NAME + r"(?:\s+now)?",
+        text,
+        re.I,
     )
     if renamed and not any(f.slot == "name" for f in facts):
         name = renamed.group("name")
@@ -220,8 +222,8 @@ def _found(text: str, now: datetime) -> list[Fact]:
         for fact in facts:
             fact.ends = [e for e in fact.ends if e.slot != "job"]
     called = re.search(
-        r"\b(?:everyone|everybody|people|friends|my friends|they|most people)\s+calls?\s+me\s+"
-        + NAME,
+        r"\b(?:(?:everyone|everybody|people|friends|my friends|they|most people)\s+calls?"
+        r"|(?:please|pls|plz|just|you can|u can)\s+call)\s+me\s+" + NAME,
         text,
     )
     if called and not any(f.slot == "nickname" for f in facts):

@@ -108,7 +108,9 @@ class OfflineExtractor:
 
     def extract(self, turns: list[Turn]) -> list[Candidate]:
         candidates: list[Candidate] = []
+        previous: Turn | None = None
         for turn in extractable_turns(turns):
+            said, previous = _continued(previous, turn), turn
             text = f"{turn.name}: {turn.content}" if turn.name else turn.content
             candidates.append(
                 Candidate(
@@ -123,8 +125,37 @@ class OfflineExtractor:
                     speaker=turn.name,
                 )
             )
-            candidates.extend(atomic_facts(turn))
+            candidates.extend(atomic_facts(said))
         return candidates
+
+
+# A message sent before its sentence ended ("so we finally escaped brooklyn and" / "landed in
+# jersey city"): it ends on a word that cannot end a sentence, with no closing punctuation.
+_UNFINISHED = re.compile(
+    r"(?:\b(?:and|or|but|so|in|to|at|the|a|an|my|of|for|with|from|into|is|am|are|was|were|i"
+    r"|we|then|because|bc|cuz)|[在是和的我从到去跟把])\s*$",
+    re.I,
+)
+
+
+# A message that opens with what the one before it was about ("shellfish came back
+# negative" / "its PEANUTS", "医生说我这不是感冒" / "是过敏性鼻炎").
+_COMPLETES = re.compile(r"^\s*(?:(?:it'?s|its|it\s+is|it\s+was)\b|(?:是|就是|而是|其实是))", re.I)
+
+
+def _continued(previous: Turn | None, turn: Turn) -> Turn:
+    """The turn as its facts are read: joined to the message before it when that one was
+    sent mid-sentence, or this one completes it (the speaker's next message of the same
+    batch)."""
+    if (
+        previous is None
+        or previous.position != turn.position - 1
+        or previous.name != turn.name
+        or not (_UNFINISHED.search(previous.content) or _COMPLETES.match(turn.content))
+    ):
+        return turn
+    joined = f"{previous.content.rstrip()} {turn.content.lstrip()}"
+    return Turn(turn.role, joined, turn.position, turn.name, turn.created_at)
 
 
 def atomic_facts(turn: Turn, now: datetime | None = None) -> list[Candidate]:

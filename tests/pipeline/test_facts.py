@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from apps.facts.rules import Ending, facts_of, normal_slot, slot_group, speaks_of
+from apps.pipeline.extraction import OfflineExtractor, Turn
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -45,7 +46,7 @@ def test_time_words_leave_the_sentence_and_become_structured_time() -> None:
 def test_a_negation_ends_the_fact_and_a_correction_takes_its_place() -> None:
     negation, correction = facts_of("Actually, I'm not allergic to peanuts, it's shellfish.", NOW)
     assert negation.statement == ""
-    assert negation.ends == [Ending(slot="allergy:peanut")]
+    assert negation.ends == [Ending(group="allergy", value="peanuts")]
     assert correction.statement == "The user is allergic to shellfish."
     assert correction.slot == "allergy:shellfish"
 
@@ -105,3 +106,25 @@ def test_slots_of_both_extractors_meet() -> None:
     assert slot_group("sister|allergy:cat") == "sister|allergy"
     assert speaks_of("The user works as a nurse.", "nursing")
     assert not speaks_of("The user works as a nurse.", "smoking")
+
+
+def test_a_message_sent_mid_sentence_is_read_with_the_next() -> None:
+    turns = [
+        Turn("user", "ok so i live in", 0),
+        Turn("user", "vancouver lol hit enter too early", 1),  # alone, it states nothing
+        Turn("user", "I live in", 2),
+        Turn("assistant", "Where?", 3),
+        Turn("user", "glasgow", 4),  # an answer after the assistant: read alone
+    ]
+    facts = [c.content for c in OfflineExtractor().extract(turns) if c.kind == "semantic"]
+    assert facts == ["The user lives in Vancouver."]
+
+
+def test_a_message_that_completes_the_one_before_is_read_with_it() -> None:
+    turns = [
+        Turn("user", "allergist ran a full panel and shellfish came back totally negative", 0),
+        Turn("user", "its PEANUTS. she thinks the shrimp was just food poisoning", 1),
+    ]
+    facts = [c for c in OfflineExtractor().extract(turns) if c.kind == "semantic"]
+    assert [c.content for c in facts if c.content] == ["The user is allergic to peanuts."]
+    assert Ending(group="allergy", value="shellfish") in [e for c in facts for e in c.ends]
