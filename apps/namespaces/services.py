@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import User
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -103,9 +107,15 @@ def namespace_update(*, actor: Actor, namespace: Namespace, **changes: Any) -> N
 
 
 def _refuse_losing_the_last_owner(namespace: Namespace, user: User) -> None:
-    """A namespace keeps at least one owner: its last one can be neither removed nor made
-    an editor or viewer. Called under the namespace's row lock."""
-    owners = Membership.objects.filter(namespace=namespace, role=MembershipRole.OWNER)
+    """A namespace keeps at least one owner who can sign in: its last one can be neither
+    removed nor made an editor or viewer. An invitation not yet accepted (no password set,
+    never signed in) counts for nothing. Called under the namespace's row lock."""
+    owners = Membership.objects.filter(
+        Q(user__last_login__isnull=False) | ~Q(user__password__startswith=UNUSABLE_PASSWORD_PREFIX),
+        namespace=namespace,
+        role=MembershipRole.OWNER,
+        user__is_active=True,
+    )
     if owners.filter(user=user).exists() and owners.count() == 1:
         raise ApplicationError(
             "A namespace keeps at least one owner: make another member owner first.",
@@ -188,6 +198,13 @@ def user_invite(
     username = username.strip()
     if not username:
         raise ApplicationError("Give a user name.", details={"username": ["required"]})
+    try:
+        UnicodeUsernameValidator()(username)
+    except ValidationError as error:
+        raise ApplicationError(
+            "A user name is letters, digits and @ . + - _ only.",
+            details={"username": ["invalid"]},
+        ) from error
     with transaction.atomic():
         if User.objects.filter(username__iexact=username).exists():
             raise ApplicationError(

@@ -63,6 +63,20 @@ def test_it_adds_a_viewer_who_then_cannot_edit(
     assert response is not None
     assert response.status == 403
 
+    # Removing asks first, saying what is lost; Cancel keeps the member.
+    owner.get_by_role("button", name="Remove nora").click()
+    owner.get_by_role("heading", name="Remove nora?").wait_for()
+    assert "reading this namespace's memories" in owner.locator("main").inner_text()
+    owner.get_by_role("link", name="Cancel").click()
+    owner.get_by_role("button", name="Remove nora").wait_for()
+    owner.get_by_role("button", name="Remove nora").click()
+    owner.locator("main form button.danger").click()
+    owner.get_by_text("Members updated.").wait_for()
+    assert owner.get_by_role("button", name="Remove nora").count() == 0
+    # A new member is a viewer unless the owner chooses more.
+    assert owner.locator("#id_add-role").input_value() == "viewer"
+    assert owner.locator("#id_invite-role").input_value() == "viewer"
+
 
 def test_it_draws_the_overview_charts_with_the_demo(live_server: Any, context: Any) -> None:
     from django.contrib.auth.models import User

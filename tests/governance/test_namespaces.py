@@ -101,9 +101,56 @@ def test_it_adds_changes_and_removes_a_member(cast: Cast) -> None:
         client.post("/n/acme/members/change/",
                     {"action": "role", "user": str(nora.pk), "role": "editor"})  # fmt: skip
     assert Membership.objects.get(namespace=cast.acme, user=nora).role == "editor"
+    before = AuditEvent.objects.count()
+    asked = client.post("/n/acme/members/change/", {"action": "remove", "user": str(nora.pk)})
+    page = asked.content.decode()
+    assert "Remove nora?" in page  # asked first, saying who loses what
+    assert "editing, reviewing, archiving and purging its memories" in page
+    assert "its settings, members and API keys" not in page  # an editor, not an owner
+    assert Membership.objects.filter(namespace=cast.acme, user=nora).exists()
+    assert AuditEvent.objects.count() == before
     with one_event("membership.remove"):
-        client.post("/n/acme/members/change/", {"action": "remove", "user": str(nora.pk)})
+        client.post("/n/acme/members/change/",
+                    {"action": "remove", "user": str(nora.pk), "confirm": "1"})  # fmt: skip
     assert not Membership.objects.filter(namespace=cast.acme, user=nora).exists()
+
+
+def test_adding_and_inviting_default_to_the_least_role(cast: Cast) -> None:
+    page = cast.client("olive").get("/n/acme/members/").content.decode()
+    for prefix in ("add", "invite"):
+        select = re.search(rf'<select name="{prefix}-role"[^>]*>(.*?)</select>', page, re.S)
+        assert select is not None
+        assert re.search(r'<option value="viewer" selected>', select.group(1)), prefix
+
+
+def test_a_user_name_that_is_no_user_name_is_refused(cast: Cast) -> None:
+    before = User.objects.count()
+    page = cast.client("olive").post(
+        "/n/acme/members/change/",
+        {"action": "invite", "invite-username": "<script>alert(1)</script>",
+         "invite-role": "viewer"},
+        follow=True,
+    ).content.decode()  # fmt: skip
+    assert "letters, digits and @ . + - _ only" in page
+    assert User.objects.count() == before
+
+
+def test_an_invitation_not_yet_accepted_is_no_owner_the_namespace_keeps(cast: Cast) -> None:
+    client = cast.client("olive")
+    olive = cast.users["olive"]
+    client.post("/n/acme/members/change/",
+                {"action": "invite", "invite-username": "ivy", "invite-role": "owner"})  # fmt: skip
+    ivy = User.objects.get(username="ivy")
+    assert "invited, not yet signed in" in client.get("/n/acme/members/").content.decode()
+    refused = client.post("/n/acme/members/change/",
+                          {"action": "role", "user": str(olive.pk), "role": "viewer"},
+                          follow=True)  # fmt: skip
+    assert "keeps at least one owner" in refused.content.decode()
+    assert Membership.objects.get(namespace=cast.acme, user=olive).role == "owner"
+    with one_event("membership.remove"):  # the invited owner can go
+        client.post("/n/acme/members/change/",
+                    {"action": "remove", "user": str(ivy.pk), "confirm": "1"})  # fmt: skip
+    assert not Membership.objects.filter(namespace=cast.acme, user=ivy).exists()
 
 
 def test_it_keeps_the_last_owner(cast: Cast) -> None:
@@ -111,7 +158,9 @@ def test_it_keeps_the_last_owner(cast: Cast) -> None:
     olive = cast.users["olive"]
     before = AuditEvent.objects.count()
     removed = client.post(
-        "/n/acme/members/change/", {"action": "remove", "user": str(olive.pk)}, follow=True
+        "/n/acme/members/change/",
+        {"action": "remove", "user": str(olive.pk), "confirm": "1"},
+        follow=True,
     )
     assert "keeps at least one owner" in removed.content.decode()
     client.post("/n/acme/members/change/",

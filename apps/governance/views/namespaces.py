@@ -181,6 +181,13 @@ def member_change(request: DashboardRequest, slug: str) -> HttpResponse:
             )
             if member is None:
                 raise ApplicationError(_("That user is not a member."))
+            if action == "remove" and request.POST.get("confirm") != "1":
+                # Asked first: who loses what.
+                return render(
+                    request,
+                    "governance/member_remove.html",
+                    page_context(request, namespace, member=member),
+                )
             if action == "remove":
                 membership_remove(actor=actor, namespace=namespace, user=member.user)
             else:
