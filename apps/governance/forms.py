@@ -19,6 +19,11 @@ REASON = forms.CharField(
 class SearchForm(forms.Form):
     q = forms.CharField(label=_("Search memories"), max_length=2000)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Too long is said (the field's error), never cut short by the browser.
+        self.fields["q"].widget.attrs.pop("maxlength", None)
+
 
 class MemoryEditForm(forms.Form):
     """A person's edit of a memory: new content makes a new version; the reason is kept."""

@@ -95,6 +95,22 @@ def test_it_searches_the_whole_namespace_with_score_components(cast: Cast) -> No
     assert "tea" not in response.request["QUERY_STRING"]
 
 
+def test_a_query_about_nothing_stored_says_nothing_matched(cast: Cast) -> None:
+    nonsense = " ".join(f"qzx{n}vbl" for n in range(200))  # 1,800 characters
+    html = cast.client("vera").post("/n/acme/memories/", {"q": nonsense}).content.decode()
+    assert "Nothing matched." in html
+    assert "jasmine green tea" not in html
+    sensible = cast.client("vera").post("/n/acme/memories/", {"q": "tea"}).content.decode()
+    assert "jasmine green tea" in sensible  # the floor keeps what is about the query
+
+
+def test_a_query_too_long_is_said_not_cut_short(cast: Cast) -> None:
+    html = cast.client("vera").post("/n/acme/memories/", {"q": "tea " * 3000}).content.decode()
+    assert 'id="search-error"' in html
+    assert "2000" in html
+    assert 'maxlength="2000"' not in html
+
+
 def test_it_searches_one_subject_when_the_filter_names_it(cast: Cast) -> None:
     memory_create(actor=ACTOR, namespace=cast.acme, subject_external_id="u2",
                   content="The user drinks black tea every morning.")  # fmt: skip

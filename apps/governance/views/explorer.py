@@ -36,6 +36,8 @@ from apps.memories.services import (
 )
 from apps.namespaces import pages
 from apps.namespaces.models import Namespace
+from apps.recall.config import config_of
+from apps.recall.relevance import DEFAULT_MIN_RELEVANCE
 from apps.recall.search import recall_memories
 from apps.recall.statements import RecallFilters
 from memoryhub.exceptions import ApplicationError
@@ -139,6 +141,9 @@ def _search(
             ),
             log=False,  # the recall log is what apps were served; this read is audited
             every_subject=subject is None,
+            # Below the namespace's relevance floor (the recommended one when it sets none)
+            # nothing matched: a query about nothing stored shows no "hits".
+            min_relevance=_floor(namespace),
         )
     except ApplicationError as error:
         messages.error(request, error.message)
@@ -165,6 +170,11 @@ def _search(
         }
         for hit, row in zip(kept, rows, strict=True)
     ], outcome.timings_ms.get("total", 0.0)
+
+
+def _floor(namespace: Namespace) -> float:
+    floor = config_of(namespace.recall_config).min_relevance
+    return DEFAULT_MIN_RELEVANCE if floor is None else floor
 
 
 @login_required
