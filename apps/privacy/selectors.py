@@ -151,16 +151,10 @@ def origin(memory: Memory) -> str:
             "n": source["summarized"],
             "day": day,
         }
-    if source.get("session"):
+    if source.get("session"):  # the app's id for it means nothing to the person
         if memory.kind == Kind.EPISODIC:
-            return _("What you said in the conversation “%(session)s” on %(day)s") % {
-                "session": source["session"],
-                "day": day,
-            }
-        return _("Learned from what you said in the conversation “%(session)s” on %(day)s") % {
-            "session": source["session"],
-            "day": day,
-        }
+            return _("What you said in a conversation on %(day)s") % {"day": day}
+        return _("Learned from what you said in a conversation on %(day)s") % {"day": day}
     return _("Saved by the app on %(day)s") % {"day": day}
 
 
