@@ -296,7 +296,8 @@ def _memory_page(
         _context(
             request,
             item=item,
-            versions=selectors.versions(found, keys),
+            # The wordings before the current one (the newest version is what it says now).
+            versions=selectors.versions(found, keys)[1:],
             related=selectors.related(subject, found, keys),
             form=form or CorrectForm(initial={"content": item.content}),
             current=not selectors.in_history(found),

@@ -89,7 +89,13 @@ def test_a_correction_is_a_new_version_marked_as_the_subjects(acme, story) -> No
     assert (event.actor_type, event.object_id) == ("subject", str(story.fact.pk))
     page = text(portal.client.get(portal.url(f"memories/{story.fact.pk}/")))
     assert "The user lives in Suzhou." in page
-    assert "The user lives in Shanghai" in page
+    earlier = page[page.index("Earlier wordings") :]
+    assert "The user lives in Shanghai" in earlier
+    assert "Suzhou" not in earlier  # what it says now is no earlier wording
+    printed = text(portal.client.get(portal.url("export/print/")))
+    earlier = printed[printed.index("Earlier wordings") :]
+    assert "The user lives in Shanghai" in earlier
+    assert "Suzhou" not in earlier
 
 
 @pytest.mark.parametrize("content", ["", "   ", "x" * 40_000])
