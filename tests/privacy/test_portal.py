@@ -411,3 +411,12 @@ def test_deleting_something_said_deletes_that_turn_too(acme, story) -> None:
     assert Message.objects.filter(session__subject=portal.subject).count() == 1  # s1's stays
     (event,) = subject_events(portal.subject.pk, "memory.delete")
     assert event.details["turns"] == 1
+
+
+def test_with_no_way_back_set_the_header_offers_a_way_out(acme, story) -> None:
+    portal = open_portal(acme)  # the link has no return URL
+    html = portal.client.get(portal.url("")).content.decode()
+    tools = html[html.index('class="portal-tools"') : html.index("</header>")]
+    assert "Back to the app" not in tools
+    assert f'action="/portal/{portal.subject.pk}/leave/"' in tools
+    assert "Leave this page" in tools
