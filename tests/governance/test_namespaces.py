@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
@@ -213,3 +214,25 @@ def test_portal_origins_are_normalised_and_a_non_origin_is_refused(cast: Cast) -
     acme = Namespace.objects.get(slug="acme")
     assert acme.portal_return_origins == ["https://app.example.com", "http://localhost:3000"]
     assert acme.erasure_grace_days == 7
+
+
+@pytest.mark.parametrize(
+    ("path", "marked"),
+    [
+        ("/", "Overview"),
+        ("/namespaces/", "Namespaces"),
+        ("/n/acme/memories/", "Memories"),
+        ("/n/acme/settings/", "Memories"),  # a namespace's own pages
+        ("/n/acme/members/", "Memories"),
+        ("/n/acme/quality/", "Quality"),
+    ],
+)
+def test_the_top_navigation_marks_the_page_s_own_item_and_skips_to_content(
+    cast: Cast, path: str, marked: str
+) -> None:
+    html = cast.client("olive").get(path).content.decode()
+    nav = html[html.index('<nav aria-label="Main">') : html.index("</nav>")]
+    assert re.findall(r'aria-current="page">([^<]+)</a>', nav) == [marked]
+    body = html[html.index("<body") :]
+    assert re.search(r'<a class="skip[^"]*" href="#main">', body[:400])
+    assert '<main id="main">' in html
