@@ -12,6 +12,7 @@ from typing import Any
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from apps.audit.actors import Actor
 from apps.memories.models import VECTOR_FIELDS, Memory, Status
@@ -43,7 +44,11 @@ def policy_preview(*, namespace: Namespace, changes: dict[str, Any]) -> list[Eff
         if proposed.max_memories_per_subject:
             report = lifecycle.enforce_cap(actor=system, namespace=proposed, dry_run=True)
             text = (
-                _("This cap would archive %(archived)d memories of %(subjects)d subjects now.")
+                ngettext(
+                    "This cap would archive %(archived)d memories of %(subjects)d subject now.",
+                    "This cap would archive %(archived)d memories of %(subjects)d subjects now.",
+                    report.counts["subjects"],
+                )
                 % report.counts
             )
         else:
@@ -109,7 +114,11 @@ def _retention(proposed: Namespace) -> str:
     )
     figures = old.aggregate(memories=Count("id"), subjects=Count("subject", distinct=True))
     return (
-        _("This retention change would archive %(memories)d memories of %(subjects)d subjects.")
+        ngettext(
+            "This retention change would archive %(memories)d memories of %(subjects)d subject.",
+            "This retention change would archive %(memories)d memories of %(subjects)d subjects.",
+            figures["subjects"],
+        )
         % figures
     )
 

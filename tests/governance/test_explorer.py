@@ -156,3 +156,14 @@ def test_it_dates_rows_in_the_viewers_time_zone(cast: Cast) -> None:
     client.cookies["tz"] = "Not/AZone"
     html = client.get("/n/acme/memories/?until=2024-03-31").content.decode()
     assert "2024-03-01 23:30 UTC" in html
+
+
+def test_a_conversation_s_turns_are_numbered_from_one(cast: Cast) -> None:
+    turn = Memory.objects.filter(
+        namespace=cast.acme, kind="episodic", source__session__isnull=False
+    ).first()
+    assert turn is not None
+    html = cast.client("vera").get(f"/n/acme/memories/{turn.pk}/").content.decode()
+    numbers = re.findall(r'<li value="(\d+)"', html[html.index('<ol class="turns">') :])
+    assert numbers[0] == "1"
+    assert "0" not in numbers

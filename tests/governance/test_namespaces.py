@@ -79,7 +79,7 @@ def test_it_previews_a_cap_and_a_review_threshold(cast: Cast) -> None:
     current = Memory.objects.filter(
         namespace=cast.acme, subject__isnull=False, status="active", valid_to__isnull=True
     ).count()
-    assert f"This cap would archive {current - 2} memories of 1 subjects now." in html
+    assert f"This cap would archive {current - 2} memories of 1 subject now." in html
     below = Memory.objects.filter(
         namespace=cast.acme, status="active", valid_to__isnull=True, confidence__lt=0.95
     ).count()
