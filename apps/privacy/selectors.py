@@ -170,16 +170,21 @@ def keeps(memory: Memory, retention_days: int | None) -> str:
     return _("Kept until you or the app delete it")
 
 
+# What an app was served: recalls and assembled contexts.
+SERVED_PURPOSES = ("recall", "context")
+
+
 def uses(subject: Subject, ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
-    """How many recalls and contexts each of these memories went into."""
+    """How many recalls and contexts the app was served each of these memories in (an
+    administrator's playground trials are no answers)."""
     if not ids:
         return {}
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT m, count(*) FROM {RecallLog._meta.db_table} r, unnest(r.memory_ids) m"  # noqa: S608
             " WHERE r.namespace_id = %s AND r.subject_id = %s AND r.memory_ids && %s::uuid[]"
-            " AND m = ANY(%s::uuid[]) GROUP BY m",
-            [subject.namespace_id, subject.pk, ids, ids],
+            " AND r.purpose = ANY(%s) AND m = ANY(%s::uuid[]) GROUP BY m",
+            [subject.namespace_id, subject.pk, ids, list(SERVED_PURPOSES), ids],
         )
         return {row[0]: row[1] for row in cursor.fetchall()}
 

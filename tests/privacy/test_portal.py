@@ -420,3 +420,17 @@ def test_with_no_way_back_set_the_header_offers_a_way_out(acme, story) -> None:
     assert "Back to the app" not in tools
     assert f'action="/portal/{portal.subject.pk}/leave/"' in tools
     assert "Leave this page" in tools
+
+
+def test_a_playground_trial_is_no_answer_the_app_was_served(acme, story) -> None:
+    RecallLog.objects.create(
+        namespace=acme.namespace,
+        subject=story.fact.subject,
+        purpose="playground",
+        actor_type="user",
+        memory_ids=[story.fact.pk],
+    )
+    portal = open_portal(acme)
+    page = text(portal.client.get(portal.url("memories/")))
+    assert "used in 1 answer" in page  # the app's one recall, not the administrator's trial
+    assert "used in 2 answers" not in page
