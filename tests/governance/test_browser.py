@@ -79,8 +79,12 @@ def test_it_approves_the_focused_review_item_with_the_keyboard(
     assert label == f"pending: {cast.pending.pk}", label  # the first item: the pending one
 
     page.keyboard.press("a")
-    done = page.locator(f".queue-item.done[data-done='approve']:has-text('{cast.pending.pk}')")
+    done = page.locator(".queue-item.done[data-done='approve']")
     done.wait_for()
+    # Named by whose memory it is, not by its id.
+    subject = cast.pending.subject.external_id if cast.pending.subject else ""
+    assert f"a memory of {subject}" in done.inner_text()
+    assert str(cast.pending.pk) not in done.inner_text()
     assert page.locator(f".queue-item[aria-label='pending: {cast.pending.pk}']").count() == 0
     memory = Memory.objects.get(pk=cast.pending.pk)
     assert memory.status == Status.ACTIVE
