@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from apps.facts import vocabulary
-from apps.facts.doubt import HEALTH_GROUPS, cued
+from apps.facts.doubt import HEALTH_GROUPS, RELATIONS_EN, RELATIONS_ZH_SHORT, cued
 from apps.facts.grammar import Ending, Fact, value_key
 
 
@@ -39,7 +39,7 @@ class Change:
 
 
 _ARTICLE_EN = r"(?:(?:the|my|any|all|some|a|an|that|this|those)\s+)?"
-# Cues right before a value, (cue pattern, group or "" for any group).
+# Cues right before a value: (cue pattern, the group whose values it stops).
 _STOP_BEFORE_EN = (
     (
         r"\b(?:off|stopp(?:ed|ing)|stops?|quit(?:ting)?|dropp(?:ed|ing)|discontinu(?:ed|ing)|pulled"
@@ -97,26 +97,17 @@ _START_BEFORE_ZH = (
     r"(?:换成(?:了)?|改成(?:了)?|改吃|换吃|就是|而是|是|其实是|现在吃|开了|开始吃)对?$"
 )
 
-# Somebody else's, or not real.
+# Somebody else's, or not real. (他 in a drug's name, 氯雷他定, is no "he".)
 _OTHER_EN = re.compile(
-    r"\b(?:my\s+(?:wife|husband|partner|boyfriend|girlfriend|mother|mom|mum|father|dad|sister"
-    r"|brother|son|daughter|kid|child|baby|grandma|grandpa|aunt|uncle|cousin|friend|roommate"
-    r"|colleague|coworker)|his|her)\b|\b(?:if|whether|might|maybe|should\s+i|could\s+i)\b",
+    rf"\b(?:my\s+{RELATIONS_EN}|his|her)\b|\b(?:if|whether|might|maybe|should\s+i|could\s+i)\b",
     re.I,
 )
 _OTHER_ZH = re.compile(
-    r"我(?:妈|爸|姐|妹|哥|弟|老婆|老公|妻子|丈夫|儿子|女儿|孩子|朋友|同事|奶奶|爷爷|外婆|外公)"
-    r"|(?<![\u4e00-\u9fff])他|他(?=[们的说是在有也都就还要会让把给对吃得不没刚已])|她|如果|要是|万一|假如|是不是|会不会|能不能"
+    rf"我{RELATIONS_ZH_SHORT}|(?<![\u4e00-\u9fff])他|他(?=[们的说是在有也都就还要会让把给对吃得不没刚已])|她"
+    r"|如果|要是|万一|假如|是不是|会不会|能不能"
 )
 _SENTENCES = re.compile(r"(?<=[.!?。！？；;])\s*|\n+|\s*\bbut\b\s*|但是|可是")
 _WINDOW = 40  # characters read either side of a value
-
-_CHECK: dict[str, Callable[[str], bool]] = {
-    "allergy": vocabulary.names_an_allergen,
-    "medication": vocabulary.names_a_drug,
-    "condition": vocabulary.names_a_condition,
-}
-_NOT_A_VALUE = {"allergy", "allergies", "allergic", "intolerant", "intolerance", "药", "过敏"}
 
 
 def changes_of(
@@ -253,7 +244,9 @@ def _values(sentence: str, group: str, *, allergy: bool = False) -> list[tuple[s
             found.append((sentence[match.start() : match.end()], match.start()))
     for match in re.finditer(r"[a-z][a-z'-]*", lowered):
         word = match.group()
-        known = len(word) > 2 and word not in _NOT_A_VALUE and _CHECK[group](word)
+        known = (
+            len(word) > 2 and word not in vocabulary.NOT_A_VALUE and vocabulary.CHECKS[group](word)
+        )
         if known and not any(start <= match.start() < start + len(v) for v, start in found):
             found.append((sentence[match.start() : match.end()], match.start()))
     for name in _zh_names(group):
@@ -268,13 +261,8 @@ def _phrases(group: str) -> tuple[str, ...]:
 
 
 def _zh_names(group: str) -> tuple[str, ...]:
-    names = {
-        "allergy": vocabulary.ALLERGENS_ZH,
-        "medication": tuple(v for v in vocabulary.MEDICATIONS_ZH if len(v) > 1),
-        "condition": vocabulary.CONDITIONS_ZH,
-    }[group]
     # The longest first, so that "抑郁症" is read before "抑郁".
-    return tuple(n for n in sorted(names, key=len, reverse=True) if n not in _NOT_A_VALUE)
+    return tuple(sorted(vocabulary.zh_names(group), key=len, reverse=True))
 
 
 def _stops(sentence: str, value: str, at: int, group: str) -> bool:
@@ -287,7 +275,7 @@ def _stops(sentence: str, value: str, at: int, group: str) -> bool:
     if group == "allergy" and re.match(_STOP_AFTER_EN_ALLERGY, after, re.I):
         return True
     for cue, cue_group in _STOP_BEFORE_EN:
-        if cue_group in ("", group) and re.search(cue, before, re.I):
+        if cue_group == group and re.search(cue, before, re.I):
             return True
     return re.match(_STOP_AFTER_EN, after, re.I) is not None
 

@@ -35,7 +35,7 @@ class Dispute:
     last_said: bool = False
 
 
-_RELATIONS_EN = (
+RELATIONS_EN = (
     r"(?:wife|husband|partner|boyfriend|girlfriend|mother|mom|mum|father|dad|sister|brother"
     r"|son|daughter|kid|child|baby|grandmother|grandma|grandfather|grandpa|aunt|uncle|cousin"
     r"|niece|nephew|friend|roommate|flatmate|colleague|coworker|twin)"
@@ -46,7 +46,7 @@ _RELATIONS_ZH = (
 )
 
 # A relation as said in speech, short forms first ("我妈", "我哥": a mother, a brother).
-_RELATIONS_ZH_SHORT = rf"(?:{_RELATIONS_ZH[3:-1]}|妈|爸|姐|妹|哥|弟|媳妇)"
+RELATIONS_ZH_SHORT = rf"(?:{_RELATIONS_ZH[3:-1]}|妈|爸|姐|妹|哥|弟|媳妇)"
 
 STRONG_EN = re.compile(
     r"\boutgr[eo]wn?\b|\boutgrowing\b"
@@ -70,13 +70,13 @@ NEGATION_EN = re.compile(
     re.I,
 )
 NOT_ME_EN = re.compile(
-    rf"\b(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:actually\s+|really\s+)?my\s+{_RELATIONS_EN}"
+    rf"\b(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:actually\s+|really\s+)?my\s+{RELATIONS_EN}"
     rf"\b[^.!?]*\bnot\s+(?:me|mine)\b"
-    rf"|\bmy\s+{_RELATIONS_EN}'s\s+[^.!?]*\bnot\s+mine\b"
-    rf"|\b(?:is|are|was|were)\s+(?:actually\s+|really\s+)?(?:my\s+{_RELATIONS_EN}'s|[a-z]+'s)"
+    rf"|\bmy\s+{RELATIONS_EN}'s\s+[^.!?]*\bnot\s+mine\b"
+    rf"|\b(?:is|are|was|were)\s+(?:actually\s+|really\s+)?(?:my\s+{RELATIONS_EN}'s|[a-z]+'s)"
     rf"(?:\s|\W)[^.!?]*\bnot\s+(?:mine|me)\b"
-    rf"|\bnot\s+me\s*[,;:-]+\s*(?:it'?s\s+|that'?s\s+)?my\s+{_RELATIONS_EN}\b"
-    rf"|\bi\s+meant\s+my\s+{_RELATIONS_EN}\b",
+    rf"|\bnot\s+me\s*[,;:-]+\s*(?:it'?s\s+|that'?s\s+)?my\s+{RELATIONS_EN}\b"
+    rf"|\bi\s+meant\s+my\s+{RELATIONS_EN}\b",
     re.I,
 )
 TOPICS_EN = {
@@ -94,7 +94,7 @@ WEAK_ZH = re.compile(r"医生说|大夫说|医生觉得|医生告诉我|其实|�
 NEGATION_ZH = re.compile(r"不|没|别|停|无")
 NOT_ME_ZH = re.compile(
     rf"(?:那|这)(?:是|说的是)我{_RELATIONS_ZH}[^。！？]*不是我|不是我[，,、]?(?:是|而是)我{_RELATIONS_ZH}"
-    rf"|我说的是我{_RELATIONS_ZH}|(?:不对|说错|搞错|弄错)[^。！？]{{0,6}}?是我{_RELATIONS_ZH_SHORT}|是我{_RELATIONS_ZH_SHORT}[^。！？]{{0,12}}?[，,]?\s*不是我(?![的们])"
+    rf"|我说的是我{_RELATIONS_ZH}|(?:不对|说错|搞错|弄错)[^。！？]{{0,6}}?是我{RELATIONS_ZH_SHORT}|是我{RELATIONS_ZH_SHORT}[^。！？]{{0,12}}?[，,]?\s*不是我(?![的们])"
 )
 TOPICS_ZH = {
     "allergy": re.compile(r"过敏(?!性)"),
@@ -171,34 +171,17 @@ def _topic(sentence: str, group: str) -> bool:
     return bool(TOPICS_EN[group].search(sentence) or (zh is not None and zh.search(sentence)))
 
 
-_CHECK = {
-    "allergy": vocabulary.names_an_allergen,
-    "medication": vocabulary.names_a_drug,
-    "condition": vocabulary.names_a_condition,
-}
-# Words a check accepts that name no value of their own here ("allergy" is a condition).
-_NOT_A_VALUE = {"allergy", "allergies", "allergic", "过敏", "药", "intolerant", "intolerance"}
-
-
 def _values(sentence: str, group: str) -> list[str]:
     """The known values of `group` the sentence names ("peanuts", "metformin", "哮喘")."""
     if group == "allergy" and not _topic(sentence, "allergy"):
         return []  # "off the metformin" names a drug, not an allergen
-    check = _CHECK[group]
+    check = vocabulary.CHECKS[group]
     values: list[str] = []
     for word in _WORDS.findall(sentence.lower()):
-        if word in _NOT_A_VALUE:
+        if word in vocabulary.NOT_A_VALUE:
             continue
         if re.match(r"[\u3400-\u9fff]", word):
-            values.extend(v for v in _zh_values(group) if v in word and v not in _NOT_A_VALUE)
+            values.extend(v for v in vocabulary.zh_names(group) if v in word)
         elif len(word) > 2 and check(word):
             values.append(word)
     return list(dict.fromkeys(values))
-
-
-def _zh_values(group: str) -> tuple[str, ...]:
-    if group == "allergy":
-        return vocabulary.ALLERGENS_ZH
-    if group == "medication":
-        return tuple(v for v in vocabulary.MEDICATIONS_ZH if len(v) > 1)
-    return vocabulary.CONDITIONS_ZH

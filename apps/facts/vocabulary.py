@@ -211,6 +211,21 @@ CHECKS = {
     "allergy": names_an_allergen,
     "condition": names_a_condition,
 }
+# Words a check accepts that name no value of their own ("allergy" is a condition).
+NOT_A_VALUE = frozenset(
+    ("allergy", "allergies", "allergic", "intolerant", "intolerance", "药", "过敏")
+)
+
+
+def zh_names(group: str) -> tuple[str, ...]:
+    """The Chinese names of a health group's values (a drug's of two characters or more),
+    none that names no value."""
+    names = {
+        "allergy": ALLERGENS_ZH,
+        "medication": tuple(v for v in MEDICATIONS_ZH if len(v) > 1),
+        "condition": CONDITIONS_ZH,
+    }[group]
+    return tuple(name for name in names if name not in NOT_A_VALUE)
 
 
 # City names that are everyday words first ("live in reading", "stuck in traffic").
