@@ -4,14 +4,15 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 
 class Permission(models.TextChoices):
-    MEMORIES_READ = "memories:read", "Read memories"
-    MEMORIES_WRITE = "memories:write", "Write memories"
-    CONTEXT = "context", "Recall and assemble context"
-    SUBJECTS_ADMIN = "subjects:admin", "Export and erase subjects, read the audit log"
-    SUBJECTS_PORTAL = "subjects:portal", "Open the privacy portal for a subject"
+    MEMORIES_READ = "memories:read", _("Read memories")
+    MEMORIES_WRITE = "memories:write", _("Write memories")
+    CONTEXT = "context", _("Recall and assemble context")
+    SUBJECTS_ADMIN = "subjects:admin", _("Export and erase subjects, read the audit log")
+    SUBJECTS_PORTAL = "subjects:portal", _("Open the privacy portal for a subject")
 
 
 # A permission another one includes: administering subjects includes sending them to the portal.

@@ -35,6 +35,12 @@ class Actor:
         return cls(type=ActorType.SYSTEM, id="", name=name)
 
     @classmethod
+    def for_job(cls, job_id: object, work: str) -> Actor:
+        """A background job doing `work` ("write pipeline", "purge"): named for people by
+        its work, known in the audit log by the job's id."""
+        return cls(type=ActorType.SYSTEM, id=str(job_id)[:64], name=work)
+
+    @classmethod
     def for_user(cls, user: AbstractBaseUser, request: HttpRequest | None = None) -> Actor:
         return cls(
             type=ActorType.USER,

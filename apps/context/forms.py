@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 from apps.context.assembly import PLACEMENTS
 from apps.context.services import STRATEGIES
 from apps.tokens.tokenizers import model_table
+from memoryhub.words import WORDS
 
 
 class PlaygroundForm(forms.Form):
@@ -28,7 +29,7 @@ class PlaygroundForm(forms.Form):
         min_value=0, initial=1024, label=_("Reserve for the answer")
     )
     strategy = forms.ChoiceField(
-        label=_("Strategy"), choices=[(s, s) for s in STRATEGIES], initial="summary_buffer"
+        label=_("Strategy"), choices=[(s, WORDS[s]) for s in STRATEGIES], initial="summary_buffer"
     )
     system_prompt = forms.CharField(
         max_length=32_000, required=False, widget=forms.Textarea(attrs={"rows": 3})
@@ -39,7 +40,7 @@ class PlaygroundForm(forms.Form):
     window = forms.IntegerField(min_value=0, max_value=1000, initial=10, label=_("Window (turns)"))
     buffer_tokens = forms.IntegerField(min_value=0, initial=2000, label=_("Buffer (tokens)"))
     placement = forms.ChoiceField(
-        label=_("Placement"), choices=[(p, p) for p in PLACEMENTS], initial="edges"
+        label=_("Placement"), choices=[(p, WORDS[p]) for p in PLACEMENTS], initial="edges"
     )
     compare = forms.BooleanField(required=False, label=_("Compare the four strategies"))
 

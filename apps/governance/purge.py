@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import QueryDict
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -66,7 +67,7 @@ def purge_job_run(*, job_id: str, after_batch: Callable[[int], None] | None = No
             else:
                 job.status = JobStatus.SUCCEEDED
                 event = audit_record(
-                    actor=Actor.system(f"job:{job.id}"),
+                    actor=Actor.for_job(job.id, gettext_noop("purge")),
                     action="memory.purge",
                     namespace=namespace,
                     object_type="job",

@@ -6,6 +6,7 @@ import logging
 
 from celery import shared_task
 from django.db import connection
+from django.utils.translation import gettext_noop
 
 from apps.memories.models import DataKey
 
@@ -32,4 +33,4 @@ def reembed(batch_size: int = 256) -> int:
     from apps.audit.actors import Actor
     from apps.memories.vector_fill import memories_reembed
 
-    return memories_reembed(actor=Actor.system("job:reembed"), batch_size=batch_size)
+    return memories_reembed(actor=Actor.system(gettext_noop("re-embedding")), batch_size=batch_size)

@@ -8,10 +8,10 @@ from django.utils.translation import gettext_lazy as _
 
 
 class PiiPolicy(models.TextChoices):
-    ALLOW = "allow", "Allow"
-    TAG = "tag", "Store and tag"
-    REDACT = "redact", "Redact"
-    REJECT = "reject", "Reject"
+    ALLOW = "allow", _("Allow")
+    TAG = "tag", _("Store and tag")
+    REDACT = "redact", _("Redact")
+    REJECT = "reject", _("Reject")
 
 
 class Namespace(models.Model):

@@ -19,6 +19,7 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -54,7 +55,7 @@ logger = logging.getLogger(__name__)
 # the tokens: the same fact, said again.
 DUPLICATE_OVERLAP = 0.6
 NEAR_FACTS = 5  # the nearest current facts of the same kind that a new one is compared with
-KEPT_CORRECTION = "kept the subject's correction, newer than this turn"
+KEPT_CORRECTION = gettext_noop("kept the subject's correction, newer than this turn")
 
 
 REPLAY_LOOKBACK = 2000  # earlier turns of a session compared with a batch's new ones
@@ -189,7 +190,7 @@ def consolidate_and_store(
     if items:
         for memory in memories_insert(actor=actor, namespace=namespace, items=items, keys=keys):
             memory_ids.append(str(memory.id))
-            log(Decision.ADD, "conversation turn", memory.id)
+            log(Decision.ADD, gettext_noop("conversation turn"), memory.id)
 
     # Extracted facts are new text (an LLM may write out what the turn only hinted at): the
     # PII policy screens them before they are embedded or stored.
@@ -198,7 +199,7 @@ def consolidate_and_store(
         try:
             result = screen_content(namespace, candidate.content)
         except ApplicationError:
-            log(Decision.REJECT, "the PII policy rejects the extracted fact", None)
+            log(Decision.REJECT, gettext_noop("the PII policy rejects the extracted fact"), None)
             continue
         candidate.content = result.text
         candidate.tags = sorted(set(candidate.tags) | set(result.tags))
@@ -376,7 +377,13 @@ def _consolidate_one(
         if (slot or near_slot) and slot != (near_slot or ""):
             continue  # about different things ("home city" vs "work city"), however alike
         if says_no_more(tokens, token_index, slot=slot):
-            log(Decision.NOOP, "near-duplicate of a current fact", memory_id, memory_id, similarity)
+            log(
+                Decision.NOOP,
+                gettext_noop("near-duplicate of a current fact"),
+                memory_id,
+                memory_id,
+                similarity,
+            )
             return
         if _corrected_since(corrected_at, when):
             log(Decision.NOOP, KEPT_CORRECTION, memory_id, memory_id, similarity)
@@ -389,13 +396,19 @@ def _consolidate_one(
             actor=actor,
             memory=memory,
             content=candidate.content,
-            reason="merged a more detailed restatement",
+            reason=gettext_noop("merged a more detailed restatement"),
             keys=keys,
             confidence=max(memory.confidence, candidate.confidence),
             importance=max(memory.importance, candidate.importance),
         )
         memory_ids.append(str(memory_id))
-        log(Decision.MERGE, "restated with more detail", memory_id, memory_id, similarity)
+        log(
+            Decision.MERGE,
+            gettext_noop("restated with more detail"),
+            memory_id,
+            memory_id,
+            similarity,
+        )
         return
     for other in pending:  # facts of this same batch, not stored yet
         if other.ended or ((slot or other.slot) and slot != other.slot):
@@ -569,7 +582,12 @@ def _end_facts(
                 log(Decision.NOOP, KEPT_CORRECTION, None, memory.id)
                 continue
             _close(actor, namespace, memory, now, successor=None, by_message=by_message)
-            log(Decision.SUPERSEDE, "ended by a later negation or change", None, memory.id)
+            log(
+                Decision.SUPERSEDE,
+                gettext_noop("ended by a later negation or change"),
+                None,
+                memory.id,
+            )
         for other in pending:
             if other.ended or other.review:
                 continue
@@ -647,7 +665,12 @@ def _dispute_facts(
                 log(Decision.NOOP, KEPT_CORRECTION, None, memory.id)
                 continue
             _dispute(actor, namespace, memory, by_message=by_message)
-            log(Decision.DISPUTE, "put in doubt by a later turn; sent to review", None, memory.id)
+            log(
+                Decision.DISPUTE,
+                gettext_noop("put in doubt by a later turn; sent to review"),
+                None,
+                memory.id,
+            )
 
 
 def _last_said(
@@ -795,14 +818,17 @@ def _store_pending(
     for new in pending:
         memory_ids.append(str(new.item.id))
         if new.review:
-            log(Decision.ADD, "uncertain: waits in the review queue", new.item.id)
+            log(Decision.ADD, gettext_noop("uncertain: waits in the review queue"), new.item.id)
             continue
         if new.ended:
             log(
-                Decision.SUPERSEDE, "ended by a later negation in the same batch", None, new.item.id
+                Decision.SUPERSEDE,
+                gettext_noop("ended by a later negation in the same batch"),
+                None,
+                new.item.id,
             )
         if not new.supersedes:
-            log(Decision.ADD, "new fact", new.item.id)
+            log(Decision.ADD, gettext_noop("new fact"), new.item.id)
             continue
         superseded = Memory.objects.filter(pk__in=new.supersedes, valid_to__isnull=True)
         for old in superseded.defer(*SEARCH_FIELDS):
@@ -814,7 +840,12 @@ def _store_pending(
                 successor=str(new.item.id),
                 by_message=new.item.source.get("message"),
             )
-            log(Decision.SUPERSEDE, "a new value for the same fact", new.item.id, old.id)
+            log(
+                Decision.SUPERSEDE,
+                gettext_noop("a new value for the same fact"),
+                new.item.id,
+                old.id,
+            )
 
 
 # The facts whose correction outdates the turn that stated them: health (allergies,

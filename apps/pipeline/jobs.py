@@ -16,6 +16,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.models import Outcome
@@ -98,7 +99,7 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
         # The extraction and the summary read the same turns: their facts are found once.
         with facts_remembered():
             candidates = extractor.extract(turns)  # may raise: the task retries, then fails the job
-            actor = Actor.system(f"job:{job.id}")
+            actor = Actor.for_job(job.id, gettext_noop("write pipeline"))
             outcome = consolidate_and_store(
                 actor=actor,
                 namespace=namespace,
@@ -160,7 +161,7 @@ def job_fail(*, job_id: str, reason: str, rejected: bool = False) -> None:
         job.updated_at = timezone.now()
         job.save()
         audit_record(
-            actor=Actor.system(f"job:{job.id}"),
+            actor=Actor.for_job(job.id, gettext_noop("write pipeline")),
             action="job.failed",
             namespace=job.namespace,
             subject_id=job.subject_id,
@@ -229,7 +230,7 @@ def document_job_run(*, job_id: str) -> Job:
     job = Job.objects.select_related("namespace").get(pk=job_id)
     if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
         return job
-    actor = Actor.system(f"job:{job.id}")
+    actor = Actor.for_job(job.id, gettext_noop("write pipeline"))
     try:
         embedded = memories_reembed(actor=actor, memory_ids=job.payload.get("memories", []))
     except ApplicationError as error:

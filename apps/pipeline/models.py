@@ -51,10 +51,10 @@ class Session(models.Model):
 
 
 class MessageRole(models.TextChoices):
-    USER = "user", "User"
-    ASSISTANT = "assistant", "Assistant"
-    SYSTEM = "system", "System"
-    TOOL = "tool", "Tool"
+    USER = "user", _("User")
+    ASSISTANT = "assistant", _("Assistant")
+    SYSTEM = "system", _("System")
+    TOOL = "tool", _("Tool")
 
 
 class Message(EncryptedContent):
@@ -134,12 +134,12 @@ class Job(models.Model):
 
 
 class Decision(models.TextChoices):
-    ADD = "add", "Added"
-    NOOP = "noop", "Duplicate, not stored"
-    MERGE = "merge", "Merged into an existing memory"
-    SUPERSEDE = "supersede", "Superseded an older memory"
-    REJECT = "reject", "Rejected"
-    DISPUTE = "dispute", "Put in doubt, sent to review"
+    ADD = "add", _("Added")
+    NOOP = "noop", _("Duplicate, not stored")
+    MERGE = "merge", _("Merged into an existing memory")
+    SUPERSEDE = "supersede", _("Superseded an older memory")
+    REJECT = "reject", _("Rejected")
+    DISPUTE = "dispute", _("Put in doubt, sent to review")
 
 
 class ConsolidationLog(models.Model):

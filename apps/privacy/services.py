@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_denied, audit_record
@@ -46,7 +47,7 @@ LOCALES = ("en", "zh-hans")
 # What the corrected memory's metadata says: when its subject corrected it (consolidation
 # never replaces such a memory by a value extracted from an earlier turn).
 CORRECTED_AT = "corrected_at"
-CORRECTION_REASON = "corrected by the subject"
+CORRECTION_REASON = gettext_noop("corrected by the subject")
 
 
 def token_hash(token: str) -> str:

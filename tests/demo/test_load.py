@@ -3,15 +3,12 @@ rolled back at its end, so nothing is committed), each test in a savepoint of it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
 from django.conf import settings
-from django.db import transaction
 from django.test import Client
 from django.utils import timezone
-from pytest_django import DjangoDbBlocker
 
 from apps.audit.models import AuditEvent
 from apps.demo.services import (
@@ -26,7 +23,6 @@ from apps.demo.services import (
     read_data,
     read_eval,
 )
-from apps.memories.embeddings import set_provider
 from apps.memories.models import DataKey, Kind, Memory, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.memories.selectors import procedural_memories
@@ -35,34 +31,8 @@ from apps.namespaces.models import Namespace
 from apps.pipeline.models import Message, Session
 from apps.recall.models import RecallLog
 from memoryhub.exceptions import ApplicationError
-from tests.embedder import DeterministicEmbedder
 
 DATA = read_data()
-
-
-@pytest.fixture(scope="module")
-def loaded(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Iterator[DemoReport]:
-    with django_db_blocker.unblock():
-        outer = transaction.atomic()
-        outer.__enter__()
-        set_provider(DeterministicEmbedder())
-        try:
-            report = demo_load(actor=demo_actor("tests"))
-        except BaseException:
-            transaction.set_rollback(True)
-            outer.__exit__(None, None, None)
-            raise
-        finally:
-            set_provider(None)
-    yield report
-    with django_db_blocker.unblock():
-        transaction.set_rollback(True)
-        outer.__exit__(None, None, None)
-
-
-@pytest.fixture
-def demo(loaded: DemoReport, db: None) -> Namespace:
-    return Namespace.objects.get(slug="demo")
 
 
 def memories(external_id: str | None, kind: str = Kind.SEMANTIC) -> dict[str, Memory]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -293,7 +294,7 @@ def memories_insert(
     versions = []
     for memory, item in zip(memories, items, strict=True):
         version = MemoryVersion(
-            memory=memory, version=1, changed_by=actor.display[:200], reason="created"
+            memory=memory, version=1, changed_by=actor.display[:200], reason=gettext_noop("created")
         )
         seal_version(keys, version, memory.subject_id, memory.namespace_id, item.content)
         versions.append(version)

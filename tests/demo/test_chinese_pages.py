@@ -1,0 +1,361 @@
+"""Every dashboard and portal page, rendered in Simplified Chinese on the demo that
+`make run` loads, says in Chinese what the product (not a person) wrote: no choice label,
+status word, decision or reason is left in English.
+
+The pages are found from the URL configuration: a new page that this test cannot open fails
+it until it is listed here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+import pytest
+from django.apps import apps
+from django.conf import settings
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import translation
+
+from apps.accounts.services import api_key_create
+from apps.audit.models import AuditEvent
+from apps.demo.services import demo_actor
+from apps.evaluation.models import EvalSet, Variant
+from apps.evaluation.runs import run_work
+from apps.evaluation.services import eval_set_import_jsonl, run_start, variant_save
+from apps.governance.purge import purge_job_run
+from apps.governance.services import purge_start
+from apps.memories.models import Kind, Memory, Status, Subject
+from apps.memories.row_encryption import KeyCache, open_memory
+from apps.namespaces.models import Namespace
+from apps.pipeline.models import Job
+from apps.privacy.services import portal_link_create
+from apps.recall.models import RecallLog
+
+ZH = "zh-CN,zh;q=0.9"
+AREAS = ("accounts", "governance", "context", "evaluation", "audit", "privacy")
+# Addresses that are not pages a person reads: form targets, downloads and redirects. Each
+# is reached from a page below, whose own language is what this test reads.
+NOT_PAGES = {
+    "accounts:logout": "POST only",
+    "accounts:api_key_expiry": "POST only",
+    "governance:member_change": "POST only",
+    "governance:bulk": "POST only",
+    "governance:memory_feedback": "POST only",
+    "governance:memory_action": "POST only",
+    "governance:review_merge": "POST only",
+    "governance:subject_export": "a JSON download",
+    "governance:subject_portal_link": "POST only",
+    "governance:subject_pause": "POST only",
+    "governance:set_password": "an invitation link, tested in tests/governance",
+    "context:playground_feedback": "POST only",
+    "evaluation:set_import": "POST only",
+    "evaluation:set_create": "POST only",
+    "evaluation:set_delete": "POST only",
+    "evaluation:set_from_feedback": "POST only",
+    "evaluation:case_from_recall": "POST only",
+    "evaluation:variant_save": "POST only",
+    "evaluation:variant_promote": "POST only",
+    "audit:export": "a JSON lines download",
+    "audit:verify": "POST only",
+    "privacy:enter": "a redirect into the portal",
+    "privacy:export_json": "a JSON download",
+    "privacy:erase_cancel": "POST only",
+    "privacy:pause": "POST only",
+    "privacy:language": "POST only",
+    "privacy:leave": "POST only",
+    "privacy:forget": "POST only",
+    "privacy:confirm": "POST only",
+}
+# Words the product writes that are not choice labels of a model field.
+PRODUCT_WORDS = {
+    "ok",
+    "in-process",
+    "created",
+    "supersede",
+    "a new value for the same fact",
+    "user",
+    "assistant",
+    "buffer",
+    "window",
+    "summary",
+    "summary_buffer",
+    "edges",
+    "Allow",
+    "Store and tag",
+    "Redact",
+    "Reject",
+}
+
+
+def choice_labels() -> set[str]:
+    """The English label of every choice of every model field in the project's apps."""
+    labels: set[str] = set()
+    with translation.override("en"):
+        for model in apps.get_models():
+            if not model.__module__.startswith("apps."):
+                continue
+            for field in model._meta.get_fields():
+                for _, label in getattr(field, "choices", None) or []:
+                    text = str(label)
+                    if len(text) > 1 and not text.isdigit():
+                        labels.add(text)
+    return labels
+
+
+class Words(HTMLParser):
+    """A page's text nodes and the attributes people hear or read, outside scripts."""
+
+    SPOKEN = ("aria-label", "title", "placeholder", "alt", "aria-description")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style", "code", "pre"):
+            self._skip += 1
+        for name, value in attrs:
+            if name in self.SPOKEN and value:
+                self.found.append(value)
+            if tag == "input" and name == "value" and ("type", "submit") in attrs and value:
+                self.found.append(value)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style", "code", "pre") and self._skip:
+            self._skip -= 1
+
+    def handle_data(self, data: str) -> None:
+        text = " ".join(data.split())
+        if text and not self._skip:
+            self.found.append(text)
+
+
+def english_left(html: str, known: set[str]) -> list[str]:
+    parser = Words()
+    parser.feed(html)
+    left = []
+    for text in parser.found:
+        bare = text.strip(" :·,.()[]–—")
+        if bare in known or any(len(label) > 12 and label in text for label in known):
+            left.append(text)
+    return left
+
+
+PLAYGROUND = {
+    "namespace": "demo",
+    "subject": "demo-user-1",
+    "session": "demo-user-1-s3",
+    "query": "What is the user allergic to?",
+    "model": settings.MEMORYHUB_DEFAULT_MODEL,
+    "reserve_tokens": 1024,
+    "strategy": "summary_buffer",
+    "recall_k": 20,
+    "window": 2,
+    "buffer_tokens": 200,
+    "placement": "edges",
+}
+
+
+@dataclass
+class Demo:
+    namespace: Namespace
+    memory: Memory
+    subject: Subject
+    job: Job
+    eval_set: EvalSet
+    run_id: str
+    baseline_id: str
+    case_id: str
+    variant: Variant
+    recall: RecallLog
+    key_prefix: str
+    event: AuditEvent
+
+
+@pytest.fixture
+def world(demo: Namespace, alice_client: Client) -> Demo:
+    actor = demo_actor("tests")
+    keys = KeyCache()
+    memory = next(
+        row
+        for row in Memory.objects.filter(namespace=demo, status=Status.ACTIVE, kind=Kind.SEMANTIC)
+        if open_memory(keys, row) == "The user lives in Shanghai."
+    )
+    assert memory.subject is not None
+    job = purge_start(
+        actor=actor,
+        namespace=demo,
+        filters={"tag": "no-such-tag"},
+        reason="A tag no memory has",
+        confirmation="demo",
+        expected=0,
+    )
+    job = purge_job_run(job_id=str(job.pk))
+    eval_set = eval_set_import_jsonl(
+        actor=actor,
+        namespace=demo,
+        name="Allergies",
+        text='{"question": "What is the user allergic to?", "subject": "demo-user-1",'
+        ' "expected_contains": ["shellfish"]}',
+    )
+    variant = variant_save(
+        actor=actor, namespace=demo, name="Keyword heavy", config={"k": 5, "mmr": 0.5}
+    )
+    baseline = run_start(actor=actor, eval_set=eval_set)
+    run_work(run_id=str(baseline.pk))
+    run = run_start(actor=actor, eval_set=eval_set, variant=variant)
+    run_work(run_id=str(run.pk))
+    case = eval_set.cases.get()
+    recall = RecallLog.objects.filter(namespace=demo).order_by("-created_at").first()
+    assert recall is not None
+    key, _ = api_key_create(
+        actor=actor, name="Demo app", namespaces=[demo], permissions=["memories:read"]
+    )
+    alice_client.post("/playground/", PLAYGROUND)
+    event = AuditEvent.objects.filter(namespace_id=demo.pk).order_by("-id").first()
+    assert event is not None
+    return Demo(
+        demo,
+        memory,
+        memory.subject,
+        job,
+        eval_set,
+        str(run.pk),
+        str(baseline.pk),
+        str(case.pk),
+        variant,
+        recall,
+        key.prefix,
+        event,
+    )
+
+
+def page_kwargs(world: Demo) -> dict[str, dict[str, object]]:
+    ns = {"slug": "demo"}
+    memory = {**ns, "memory_id": str(world.memory.pk)}
+    subject = {**ns, "subject_id": str(world.subject.pk)}
+    portal = {"subject_id": world.subject.pk}
+    return {
+        "accounts:login": {},
+        "accounts:api_keys": {},
+        "accounts:api_key_new": {},
+        "accounts:api_key": {"prefix": world.key_prefix},
+        "accounts:api_key_revoke": {"prefix": world.key_prefix},
+        "governance:overview": {},
+        "governance:namespace_overview": ns,
+        "governance:pick": {},
+        "governance:namespaces": {},
+        "governance:namespace_settings": ns,
+        "governance:members": ns,
+        "governance:explorer": ns,
+        "governance:purge": ns,
+        "governance:job": {**ns, "job_id": str(world.job.pk)},
+        "governance:memory": memory,
+        "governance:memory_edit": memory,
+        "governance:memory_delete": memory,
+        "governance:review": ns,
+        "governance:subjects": ns,
+        "governance:subject": subject,
+        "governance:subject_erase": subject,
+        "context:playground": {},
+        "evaluation:quality": {},
+        "evaluation:overview": ns,
+        "evaluation:set": {**ns, "set_id": world.eval_set.pk},
+        "evaluation:case_delete": {**ns, "case_id": world.case_id},
+        "evaluation:run": {**ns, "run_id": world.run_id},
+        "evaluation:case": {**ns, "run_id": world.run_id, "case_id": world.case_id},
+        "evaluation:compare": ns,
+        "evaluation:variant_delete": {**ns, "variant_id": world.variant.pk},
+        "audit:log": {},
+        "audit:verification": {"verification_id": 1},
+        "audit:event": {"event_id": world.event.pk},
+        "privacy:overview": portal,
+        "privacy:memories": portal,
+        "privacy:memory": {**portal, "memory_id": str(world.memory.pk)},
+        "privacy:correct": {**portal, "memory_id": str(world.memory.pk)},
+        "privacy:delete": {**portal, "memory_id": str(world.memory.pk)},
+        "privacy:export": portal,
+        "privacy:export_print": portal,
+        "privacy:erase": portal,
+        "privacy:activity": portal,
+        "privacy:blocked": portal,
+    }
+
+
+def url_names() -> set[str]:
+    names: set[str] = set()
+
+    def walk(patterns: list[URLPattern | URLResolver], prefix: str) -> None:
+        for entry in patterns:
+            if isinstance(entry, URLResolver):
+                walk(entry.url_patterns, entry.namespace or prefix)
+            elif prefix in AREAS and entry.name:
+                names.add(f"{prefix}:{entry.name}")
+
+    walk(get_resolver().url_patterns, "")
+    return names
+
+
+def queries(world: Demo) -> dict[str, list[str]]:
+    return {**QUERIES, "evaluation:compare": [f"?a={world.baseline_id}&b={world.run_id}"]}
+
+
+QUERIES = {
+    "governance:explorer": ["", "?q=allergic", "?kind=episodic", "?status=superseded"],
+    "governance:purge": ["?kind=semantic"],
+    "governance:review": ["", "?section=disputed"],
+    "audit:log": ["", "?namespace=demo"],
+}
+
+
+def test_every_page_is_listed_or_set_aside(world: Demo) -> None:
+    listed = set(page_kwargs(world)) | set(NOT_PAGES)
+    assert url_names() - listed == set(), "a page this test does not open"
+    assert listed - url_names() == set(), "a listed page that no longer exists"
+
+
+def test_every_page_speaks_chinese_only(world: Demo, alice_client: Client) -> None:
+    known = choice_labels() | PRODUCT_WORDS
+    portal = Client()
+    link = portal_link_create(
+        actor=demo_actor("tests"),
+        namespace=world.namespace,
+        subject=world.subject,
+        base_url="http://testserver",
+        locale="zh-hans",
+    )
+    entered = portal.get(link.url.removeprefix("http://testserver"))
+    assert entered.status_code == 303, entered.status_code
+    alice_client.post("/audit/verify/", {})
+    problems: dict[str, list[str]] = {}
+    for name, kwargs in sorted(page_kwargs(world).items()):
+        client = portal if name.startswith("privacy:") else alice_client
+        for query in queries(world).get(name, [""]):
+            url = reverse(name, kwargs=kwargs) + query
+            response = client.get(url, HTTP_ACCEPT_LANGUAGE=ZH, follow=True)
+            if name == "accounts:login":
+                response = Client().get(url, HTTP_ACCEPT_LANGUAGE=ZH)
+            html = response.content.decode()
+            if response.status_code != 200 or '<html lang="zh-hans">' not in html:
+                problems[url] = [f"status {response.status_code}"]
+            elif left := english_left(html, known):
+                problems[url] = sorted(set(left))
+    for compare in ("", "on"):
+        answer = alice_client.post(
+            "/playground/", {**PLAYGROUND, "compare": compare}, HTTP_ACCEPT_LANGUAGE=ZH
+        )
+        assert answer.status_code == 200
+        assert "摘要 + 缓冲" in answer.content.decode()
+        if left := english_left(answer.content.decode(), known):
+            problems[f"/playground/ (assembled, compare={compare!r})"] = sorted(set(left))
+    assert problems == {}, "\n".join(f"{url}: {words}" for url, words in problems.items())
+
+
+def test_the_check_finds_english_on_a_page() -> None:
+    assert english_left("<p>决定: <b>supersede</b></p><span title='ok'></span>", PRODUCT_WORDS) == [
+        "supersede",
+        "ok",
+    ]
+    assert english_left("<p>The user lives in Shanghai.</p>", PRODUCT_WORDS) == []
