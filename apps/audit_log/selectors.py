@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.contrib.auth.models import User
@@ -18,6 +18,7 @@ from django.db.models import QuerySet
 from apps.audit import chain
 from apps.audit.models import AuditEvent
 from apps.audit.services import event_as_chain_fields
+from apps.memories.models import Subject
 from apps.namespaces.models import MembershipRole, Namespace
 from apps.namespaces.selectors import namespaces_for_user
 
@@ -71,6 +72,19 @@ class AuditPage:
     end: int
     next_cursor: str | None
     previous_cursor: str | None
+    subject_names: dict[str, str] = field(default_factory=dict)  # subject id -> external id
+
+    @property
+    def rows(self) -> Iterator[tuple[AuditEvent, str]]:
+        """Each event with the name its subject goes by ("" for none, or one erased)."""
+        for event in self.events:
+            yield event, self.subject_names.get(str(event.subject_id), "")
+
+
+def _subject_names(events: list[AuditEvent]) -> dict[str, str]:
+    ids = {event.subject_id for event in events if event.subject_id}
+    found = Subject.objects.filter(pk__in=ids).values_list("pk", "external_id")
+    return {str(pk): external_id for pk, external_id in found}
 
 
 def _cursor(event_id: int, start: int) -> str:
@@ -118,6 +132,7 @@ def audit_page(
         previous_cursor=_cursor(chunk[0].pk, max(start - size, 1))
         if chunk and has_previous
         else None,
+        subject_names=_subject_names(chunk),
     )
 
 
@@ -128,6 +143,7 @@ class EventView:
     hash_matches: bool  # its stored hash is the hash of its fields
     previous_id: int | None  # the neighbours the viewer may see
     next_id: int | None
+    subject_name: str = ""  # the external id its subject goes by ("" for none, or erased)
 
 
 def audit_event_view(*, scope: AuditScope, event_id: int) -> EventView | None:
@@ -145,6 +161,7 @@ def audit_event_view(*, scope: AuditScope, event_id: int) -> EventView | None:
         .values_list("id", flat=True)
         .first(),
         next_id=visible.filter(id__gt=event.pk).order_by("id").values_list("id", flat=True).first(),
+        subject_name=_subject_names([event]).get(str(event.subject_id), ""),
     )
 
 

@@ -531,13 +531,18 @@ def purge_plan(*, namespace: Namespace, memories: QuerySet[Memory]) -> PurgePlan
 
 
 def subject_list(*, namespace: Namespace, search: str = "") -> QuerySet[Subject]:
-    """The namespace's subjects with their memory counts and last activity, newest activity
-    first; `search` matches the start of the external id."""
+    """The namespace's subjects with their current memory counts (as the subject's page
+    counts them: neither superseded nor archived) and last activity, newest activity first;
+    `search` matches the start of the external id."""
     subjects = Subject.objects.filter(namespace=namespace)
     if search:
         subjects = subjects.filter(external_id__startswith=search)
     return subjects.annotate(
-        memory_count=Count("memories"), last_activity=Max("memories__created_at")
+        memory_count=Count(
+            "memories",
+            filter=Q(memories__valid_to__isnull=True) & ~Q(memories__status=Status.ARCHIVED),
+        ),
+        last_activity=Max("memories__created_at"),
     ).order_by("-last_activity", "external_id")
 
 

@@ -18,7 +18,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import translation
 
 from apps.accounts.services import api_key_create
-from apps.audit.models import AuditEvent
+from apps.audit.models import AuditEvent, ChainVerification
 from apps.demo.services import demo_actor
 from apps.evaluation.models import EvalSet, Variant
 from apps.evaluation.runs import run_work
@@ -172,6 +172,7 @@ class Demo:
     recall: RecallLog
     key_prefix: str
     event: AuditEvent
+    verification_id: int
 
 
 @pytest.fixture
@@ -214,6 +215,9 @@ def world(demo: Namespace, alice_client: Client) -> Demo:
         actor=actor, name="Demo app", namespaces=[demo], permissions=["memories:read"]
     )
     alice_client.post("/playground/", PLAYGROUND)
+    alice_client.post("/audit/verify/", {})
+    verification = ChainVerification.objects.order_by("-id").first()
+    assert verification is not None
     event = AuditEvent.objects.filter(namespace_id=demo.pk).order_by("-id").first()
     assert event is not None
     return Demo(
@@ -229,6 +233,7 @@ def world(demo: Namespace, alice_client: Client) -> Demo:
         recall,
         key.prefix,
         event,
+        verification.pk,
     )
 
 
@@ -269,7 +274,7 @@ def page_kwargs(world: Demo) -> dict[str, dict[str, object]]:
         "evaluation:compare": ns,
         "evaluation:variant_delete": {**ns, "variant_id": world.variant.pk},
         "audit:log": {},
-        "audit:verification": {"verification_id": 1},
+        "audit:verification": {"verification_id": world.verification_id},
         "audit:event": {"event_id": world.event.pk},
         "privacy:overview": portal,
         "privacy:memories": portal,
@@ -328,7 +333,6 @@ def test_every_page_speaks_chinese_only(world: Demo, alice_client: Client) -> No
     )
     entered = portal.get(link.url.removeprefix("http://testserver"))
     assert entered.status_code == 303, entered.status_code
-    alice_client.post("/audit/verify/", {})
     problems: dict[str, list[str]] = {}
     for name, kwargs in sorted(page_kwargs(world).items()):
         client = portal if name.startswith("privacy:") else alice_client
