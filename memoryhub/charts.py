@@ -5,11 +5,18 @@ runs no script and needs nothing from the network), each with its figures as a t
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pygal
 from pygal.style import Style
+
+# A value more than this many times the typical one (the lower median of all values shown) is
+# drawn at the top edge and marked "off the scale": one slow request cannot flatten the rest.
+OUTLIER_FACTOR = 5.0
+HEADROOM = 1.1  # above the largest value on the scale
 
 COLOURS = ("#2f5fa7", "#27ae60", "#8e44ad", "#d68910", "#c0392b", "#16a085", "#7b8794")
 STYLE = Style(
@@ -93,3 +100,33 @@ def lines(
         for i, label in enumerate(labels)
     ]
     return Chart(title, chart_image(chart), alt, [x_title, *series], rows)
+
+
+def outlier_scale(
+    values: Iterable[float | None], *, factor: float = OUTLIER_FACTOR
+) -> float | None:
+    """The top of a y axis that outliers cannot set, or None when no value is an outlier (the
+    axis then fits every value). An outlier is a value over `factor` times the lower median
+    of the values: with two days of figures, one normal and one slow, the normal one sets
+    the scale. The top is the largest other value, with some headroom."""
+    shown = sorted(value for value in values if value is not None)
+    if not shown or shown[0] < 0:
+        return None
+    limit = factor * statistics.median_low(shown)
+    if shown[-1] <= limit or limit <= 0:
+        return None
+    within = max(value for value in shown if value <= limit)
+    return float(math.ceil(within * HEADROOM))
+
+
+def clipped(values: Sequence[float | None], top: float) -> list[float | None]:
+    """The values as drawn under a scale that ends at `top`: larger ones at the top edge."""
+    return [None if value is None else min(value, top) for value in values]
+
+
+def off_scale(series: Iterable[Sequence[float | None]], top: float) -> list[bool]:
+    """Per point (day) of series of equal length: whether any series is above `top` there."""
+    return [
+        any(value is not None and value > top for value in point)
+        for point in zip(*series, strict=True)
+    ]

@@ -65,7 +65,6 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
-    "django.contrib.staticfiles",
     "django.contrib.postgres",
     "django_htmx",
     "django_filters",
@@ -80,6 +79,9 @@ INSTALLED_APPS = [
     "apps.namespaces",
     "apps.accounts",
     "apps.memories",
+    # After apps.memories, whose runserver (it loads the embedding model before serving)
+    # extends this app's: of two commands of one name, the first app's runs.
+    "django.contrib.staticfiles",
     "apps.recall",
     "apps.pipeline",
     "apps.context",

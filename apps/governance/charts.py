@@ -10,10 +10,18 @@ from datetime import date
 
 import pygal
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from apps.governance.overview import Overview
 from apps.memories.models import Kind
-from memoryhub.charts import Chart, chart_config, chart_image
+from memoryhub.charts import (
+    Chart,
+    chart_config,
+    chart_image,
+    clipped,
+    off_scale,
+    outlier_scale,
+)
 
 
 def _labels(days: Sequence[date]) -> list[str]:
@@ -29,14 +37,26 @@ def per_day(
     series: dict[str, Sequence[float | int | None]],
     kind: str = "bar",
     alt: str,
+    top: float | None = None,
+    off_scale_name: str = "",
 ) -> Chart:
-    """A per-day chart of one or more named series: stacked bars, bars or lines."""
+    """A per-day chart of one or more named series: stacked bars, bars or lines. With `top`,
+    the y axis ends there: larger values are drawn at the top edge, and a dot named
+    `off_scale_name` marks their days. The table holds every value as it is."""
     factory = {"stacked": pygal.StackedBar, "bar": pygal.Bar, "line": pygal.Line}[kind]
-    chart = factory(**chart_config(title, x_title, y_title))
+    config = chart_config(title, x_title, y_title)
+    if top is not None:
+        config["range"] = (0, top)
+    chart = factory(**config)
     chart.x_labels = _labels(days)
-    chart.show_legend = len(series) > 1
+    chart.show_legend = len(series) > 1 or top is not None
     for name, values in series.items():
-        chart.add(name, list(values))
+        chart.add(name, list(values) if top is None else clipped(values, top))
+    if top is not None:
+        above = off_scale(series.values(), top)
+        chart.add(
+            off_scale_name, [top if out else None for out in above], stroke=False, dots_size=6
+        )
     rows = [
         [
             day.isoformat(),
@@ -65,6 +85,35 @@ def totals(*, title: str, y_title: str, values: dict[str, int], alt: str) -> Cha
     chart.show_legend = False
     return Chart(
         title, chart_image(chart), alt, ["", y_title], [[k, str(v)] for k, v in values.items()]
+    )
+
+
+def latency_per_day(
+    days: Sequence[date], p50: Sequence[float | None], p95: Sequence[float | None]
+) -> Chart:
+    """Recall time per day as median and 95th percentile, on a scale that one slow request
+    (a model loading, a cold cache) cannot set: outliers are marked off the scale."""
+    top = outlier_scale([*p50, *p95])
+    alt = _("Median and 95th-percentile server time of recalls, per day.")
+    off_scale_name = ""
+    if top is not None:
+        off_days = sum(off_scale([p50, p95], top))
+        off_scale_name = _("Off the scale (above %(top)d ms)") % {"top": top}
+        alt += " " + ngettext(
+            "%(n)d day is off the scale (above %(top)d ms); the table gives its figures.",
+            "%(n)d days are off the scale (above %(top)d ms); the table gives their figures.",
+            off_days,
+        ) % {"n": off_days, "top": top}
+    return per_day(
+        title=_("Recall latency per day"),
+        x_title=_("Day"),
+        y_title=_("Milliseconds"),
+        days=days,
+        series={"p50": p50, "p95": p95},
+        kind="line",
+        alt=alt,
+        top=top,
+        off_scale_name=off_scale_name,
     )
 
 
@@ -114,15 +163,7 @@ def overview_charts(figures: Overview) -> list[Chart]:
             series={_("Recalls and context assemblies"): figures.recalls},
             alt=_("%(n)d recalls in the last 30 days.") % {"n": recalls},
         ),
-        per_day(
-            title=_("Recall latency per day"),
-            x_title=_("Day"),
-            y_title=_("Milliseconds"),
-            days=days,
-            series={"p50": figures.recall_p50, "p95": figures.recall_p95},
-            kind="line",
-            alt=_("Median and 95th-percentile server time of recalls, per day."),
-        ),
+        latency_per_day(days, figures.recall_p50, figures.recall_p95),
         per_day(
             title=_("Tokens served by context assembly per day"),
             x_title=_("Day"),

@@ -1,5 +1,6 @@
 """The playground in headless Chromium (Debian's, driven by Playwright): log in, assemble,
-switch strategy, compare; and the same form without JavaScript."""
+switch strategy, compare; the busy state of a slow assembly; and the same form without
+JavaScript."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from apps.audit.actors import Actor
 from apps.memories.services import memory_create
 from apps.namespaces.services import namespace_create
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
-from tests.browser import log_in
+from tests.browser import csp_refusals, log_in, watch_console
 
 
 @pytest.fixture
@@ -91,3 +92,48 @@ def test_the_form_works_without_javascript(seeded: None, live_server, browser) -
     page.wait_for_load_state()
     assert "Assembled prompt" in page.locator("#result").inner_text()
     context.close()
+
+
+def held_back(page, held: list):  # type: ignore[no-untyped-def]
+    """The one request the route holds, once Playwright has handed it over."""
+    for _ in range(250):
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert len(held) == 1
+    return held.pop()
+
+
+def test_a_slow_assembly_disables_its_button_and_shows_it_is_working(  # type: ignore[no-untyped-def]
+    seeded: None, live_server, browser
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page()
+    said = watch_console(page)
+    log_in(page, live_server.url, "alice", "alice-password-1")
+    page.goto(f"{live_server.url}/playground/")
+    fill(page)
+    held: list = []  # the posted form, held back until the busy state has been seen
+    page.route("**/playground/", lambda route: held.append(route))
+    button = page.locator("button[name=assemble]")
+    busy, result = page.locator("#busy"), page.locator("#result")
+
+    page.click("button[name=assemble]")
+    expect(button).to_be_disabled()
+    expect(busy).to_have_text("Working…")  # shown once the request has taken over 300 ms
+    expect(result).to_have_attribute("aria-busy", "true")
+    held_back(page, held).continue_()
+    result.get_by_text("Assembled prompt").wait_for()
+    expect(button).to_be_enabled()
+    expect(busy).to_be_empty()
+    expect(busy).to_be_hidden()
+    expect(page.locator("[aria-busy]")).to_have_count(0)
+
+    page.click("button[name=assemble]")  # a failing answer ends the busy state too
+    expect(busy).to_have_text("Working…")
+    held_back(page, held).fulfill(status=500, body="Server error")
+    expect(button).to_be_enabled()
+    expect(busy).to_be_empty()
+    expect(page.locator("[aria-busy]")).to_have_count(0)
+    assert csp_refusals(said) == []
