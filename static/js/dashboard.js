@@ -4,8 +4,16 @@
 // - Ctrl+Enter submits the form being typed in.
 // - htmx swaps are announced in the live region #announce.
 // - The browser's time zone is kept in a cookie, so the server dates pages in it.
+// - A fold marked data-open-wide (the explorer's filters) opens on a wide screen; on a phone
+//   it stays as the server sent it (folded unless a filter is set).
 (function () {
   "use strict";
+
+  if (window.matchMedia && window.matchMedia("(min-width: 40.01rem)").matches) {
+    Array.prototype.forEach.call(document.querySelectorAll("details[data-open-wide]"), function (fold) {
+      fold.open = true;
+    });
+  }
 
   // Dates on pages in the viewer's time zone: the server reads this cookie.
   try {
