@@ -92,10 +92,11 @@ def chart_image(chart: pygal.graph.graph.Graph) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
 
 
-def chart_images(chart: pygal.graph.graph.Graph) -> tuple[str, str]:
-    """The chart drawn for a wide screen, then again for a phone's (NARROW)."""
+def chart_images(chart: pygal.graph.graph.Graph, **narrow: object) -> tuple[str, str]:
+    """The chart drawn for a wide screen, then again for a phone's (NARROW, and `narrow`'s
+    settings: a rotation for long x labels)."""
     wide = chart_image(chart)
-    for name, value in NARROW.items():
+    for name, value in {**NARROW, **narrow}.items():
         setattr(chart, name, value)
     return wide, chart_image(chart)
 
@@ -124,5 +125,5 @@ def lines(
         [label, *("—" if values[i] is None else f"{values[i]:.3f}" for values in series.values())]
         for i, label in enumerate(labels)
     ]
-    wide, narrow = chart_images(chart)
+    wide, narrow = chart_images(chart, x_label_rotation=35)
     return Chart(title, wide, alt, [x_title, *series], rows, narrow)

@@ -64,7 +64,7 @@ def totals(*, title: str, y_title: str, values: dict[str, int], alt: str) -> Cha
     chart.x_labels = list(values)
     chart.add(y_title, list(values.values()))
     chart.show_legend = False
-    wide, narrow = chart_images(chart)
+    wide, narrow = chart_images(chart, x_label_rotation=35)  # names side by side would touch
     return Chart(title, wide, alt, ["", y_title], [[k, str(v)] for k, v in values.items()], narrow)
 
 

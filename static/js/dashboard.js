@@ -23,6 +23,14 @@
     }
   } catch (error) { /* no Intl: the server's zone, shown beside each time */ }
 
+  // A menu that scrolls sideways (on a phone) shows the current page's link.
+  Array.prototype.forEach.call(document.querySelectorAll("nav a[aria-current=page]"), function (link) {
+    var menu = link.parentElement;
+    if (menu && menu.scrollWidth > menu.clientWidth) {
+      menu.scrollLeft = Math.max(link.offsetLeft - menu.offsetLeft - 24, 0);
+    }
+  });
+
   function typing(target) {
     if (!target || !target.closest) return false;
     return Boolean(target.closest("input, textarea, select, [contenteditable]:not([contenteditable=false])"));

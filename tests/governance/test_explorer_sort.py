@@ -104,4 +104,4 @@ def test_an_unknown_order_is_said_and_the_list_shown_newest_first(cast: Cast) ->
         html = response.content.decode()
         assert shown_ids(html) == newest, bad
         assert re.search(r'<p class="error" role="alert">[^<]+</p>', html), bad
-        assert "<details class=\"fold\" data-open-wide open>" in html  # the error is in sight
+        assert '<details class="fold" data-open-wide open>' in html  # the error is in sight
