@@ -105,3 +105,15 @@ def test_an_unknown_order_is_said_and_the_list_shown_newest_first(cast: Cast) ->
         assert shown_ids(html) == newest, bad
         assert re.search(r'<p class="error" role="alert">[^<]+</p>', html), bad
         assert '<details class="fold" data-open-wide open>' in html  # the error is in sight
+
+
+def test_a_search_orders_its_hits_by_relevance_or_as_chosen(cast: Cast) -> None:
+    client = cast.client("vera")
+    by_relevance = client.post("/n/acme/memories/", {"q": "tea"}).content.decode()
+    assert 'aria-sort="descending">Score' in by_relevance
+    hits = re.findall(r'href="/n/acme/memories/([0-9a-f-]{36})/"', by_relevance)
+    assert len(hits) >= 2
+    oldest_first = client.post("/n/acme/memories/", {"q": "tea", "sort": "created"}).content
+    expected = Memory.objects.filter(pk__in=hits).order_by("created_at", "id")
+    shown = re.findall(r'href="/n/acme/memories/([0-9a-f-]{36})/"', oldest_first.decode())
+    assert shown == [str(m.pk) for m in expected]
