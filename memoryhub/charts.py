@@ -19,19 +19,41 @@ OUTLIER_FACTOR = 5.0
 HEADROOM = 1.1  # above the largest value on the scale
 
 COLOURS = ("#2f5fa7", "#27ae60", "#8e44ad", "#d68910", "#c0392b", "#16a085", "#7b8794")
+COLOURING: dict[str, object] = {
+    "background": "#ffffff",
+    "plot_background": "#ffffff",
+    "foreground": "#1f2933",
+    "foreground_strong": "#1f2933",
+    "foreground_subtle": "#616e7c",
+    "colors": COLOURS,
+    "font_family": "system-ui, -apple-system, 'Segoe UI', sans-serif",
+}
 STYLE = Style(
-    background="#ffffff",
-    plot_background="#ffffff",
-    foreground="#1f2933",
-    foreground_strong="#1f2933",
-    foreground_subtle="#616e7c",
-    colors=COLOURS,
-    font_family="system-ui, -apple-system, 'Segoe UI', sans-serif",
+    **COLOURING,
     label_font_size=14,
     major_label_font_size=14,
     legend_font_size=15,
     title_font_size=18,
 )
+# A phone shows a chart about 330 px wide: drawn 420 px wide with larger text, its labels
+# are read at 13 px or more (the wide one's would shrink to 6 px).
+NARROW: dict[str, object] = {
+    "width": 420,
+    "height": 440,
+    "style": Style(
+        **COLOURING,
+        label_font_size=17,
+        major_label_font_size=17,
+        legend_font_size=17,
+        title_font_size=20,
+        value_font_size=15,
+        tooltip_font_size=15,
+    ),
+    "legend_at_bottom": True,
+    "legend_at_bottom_columns": 2,
+    "legend_box_size": 16,
+}
+NARROW_MEDIA = "(max-width: 40rem)"  # the stylesheet's phone width
 
 
 @dataclass(frozen=True)
@@ -43,6 +65,8 @@ class Chart:
     alt: str
     columns: list[str]  # the table's column headings (the first is the x axis)
     rows: list[list[str]]
+    narrow_image: str = ""  # the same chart drawn for a phone's width (NARROW)
+    narrow_media: str = NARROW_MEDIA
 
 
 def chart_config(title: str, x_title: str, y_title: str) -> dict[str, object]:
@@ -75,6 +99,15 @@ def chart_image(chart: pygal.graph.graph.Graph) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
 
 
+def chart_images(chart: pygal.graph.graph.Graph, **narrow: object) -> tuple[str, str]:
+    """The chart drawn for a wide screen, then again for a phone's (NARROW, and `narrow`'s
+    settings: a rotation for long x labels)."""
+    wide = chart_image(chart)
+    for name, value in {**NARROW, **narrow}.items():
+        setattr(chart, name, value)
+    return wide, chart_image(chart)
+
+
 def lines(
     *,
     title: str,
@@ -99,7 +132,8 @@ def lines(
         [label, *("—" if values[i] is None else f"{values[i]:.3f}" for values in series.values())]
         for i, label in enumerate(labels)
     ]
-    return Chart(title, chart_image(chart), alt, [x_title, *series], rows)
+    wide, narrow = chart_images(chart, x_label_rotation=35)
+    return Chart(title, wide, alt, [x_title, *series], rows, narrow)
 
 
 def outlier_scale(

@@ -115,10 +115,12 @@ def overview(request: DashboardRequest, slug: str) -> HttpResponse:
         config=config.full(),
         config_changed=sorted(config.as_dict()),
         promoted=selectors.last_promotion(namespace=namespace),
-        import_form=ImportForm(),
-        feedback_form=FeedbackSetForm(initial={"days": 30}),
-        empty_form=EmptySetForm(),
-        variant_form=VariantForm(initial=VariantForm.initial_from(config)),
+        # Four forms on one page, each a name field: each its own ids (the names POSTed
+        # stay the same), so every label points at its own form's field.
+        import_form=ImportForm(auto_id="import-%s"),
+        feedback_form=FeedbackSetForm(initial={"days": 30}, auto_id="feedback-%s"),
+        empty_form=EmptySetForm(auto_id="empty-set-%s"),
+        variant_form=VariantForm(initial=VariantForm.initial_from(config), auto_id="variant-%s"),
     )
     return render(request, "evaluation/overview.html", context)
 

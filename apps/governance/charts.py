@@ -17,7 +17,7 @@ from apps.memories.models import Kind
 from memoryhub.charts import (
     Chart,
     chart_config,
-    chart_image,
+    chart_images,
     clipped,
     off_scale,
     outlier_scale,
@@ -64,7 +64,8 @@ def per_day(
         ]
         for i, day in enumerate(days)
     ]
-    return Chart(title, chart_image(chart), alt, [x_title, *series], rows)
+    wide, narrow = chart_images(chart)
+    return Chart(title, wide, alt, [x_title, *series], rows, narrow)
 
 
 def _cell(value: float | int | None) -> str:
@@ -83,9 +84,8 @@ def totals(*, title: str, y_title: str, values: dict[str, int], alt: str) -> Cha
     chart.x_labels = list(values)
     chart.add(y_title, list(values.values()))
     chart.show_legend = False
-    return Chart(
-        title, chart_image(chart), alt, ["", y_title], [[k, str(v)] for k, v in values.items()]
-    )
+    wide, narrow = chart_images(chart, x_label_rotation=35)  # names side by side would touch
+    return Chart(title, wide, alt, ["", y_title], [[k, str(v)] for k, v in values.items()], narrow)
 
 
 def latency_per_day(

@@ -17,6 +17,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from apps.governance.diff import Piece, word_diff
+from apps.governance.sorting import DEFAULT as DEFAULT_SORT
+from apps.governance.sorting import ORDERS, Order
 from apps.memories import vector_spaces
 from apps.memories.models import SEARCH_FIELDS, Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_row, open_version
@@ -55,41 +57,67 @@ class ExplorerPage:
     previous_cursor: str | None
 
 
-def _cursor(memory: Memory, start: int) -> str:
-    raw = f"{memory.created_at.isoformat()}|{memory.pk}|{start}"
+def _cursor(memory: Memory, order: Order, sort: str, start: int) -> str:
+    value = getattr(memory, order.field)
+    shown = value.isoformat() if isinstance(value, datetime) else repr(float(value))
+    raw = f"{sort}|{shown}|{memory.pk}|{start}"
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def _parse_cursor(cursor: str) -> tuple[datetime, uuid.UUID, int] | None:
+def _parse_cursor(cursor: str, order: Order, sort: str) -> tuple[Any, uuid.UUID, int] | None:
+    """A cursor's (sort key, id, row number); None for one that does not parse or was made
+    under another order."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        created, pk, start = raw.split("|")
-        moment = parse_datetime(created)
-        if moment is None:
+        made_under, shown, pk, start = raw.split("|")
+        if made_under != sort:
             return None
-        return moment, uuid.UUID(pk), max(int(start), 1)
+        value: Any = float(shown) if order.field == "importance" else parse_datetime(shown)
+        if value is None:
+            return None
+        return value, uuid.UUID(pk), max(int(start), 1)
     except (ValueError, UnicodeDecodeError):
         return None
 
 
+def _keyset(
+    memories: QuerySet[Memory], order: Order, mark: tuple[Any, uuid.UUID, int], *, forward: bool
+) -> QuerySet[Memory]:
+    """The rows past `mark` in the order (forward), or before it in the reverse order."""
+    value, pk, _start = mark
+    descending = order.descending == forward
+    field, beyond = order.field, "lt" if descending else "gt"
+    past = Q(**{f"{field}__{beyond}": value}) | Q(**{field: value, f"id__{beyond}": pk})
+    sign = "-" if descending else ""
+    return memories.order_by(f"{sign}{field}", f"{sign}id").filter(past)
+
+
 def explorer_page(
-    *, memories: QuerySet[Memory], size: int, after: str = "", before: str = ""
+    *,
+    memories: QuerySet[Memory],
+    size: int,
+    after: str = "",
+    before: str = "",
+    sort: str = DEFAULT_SORT,
 ) -> ExplorerPage:
-    """A page of `memories`, newest first, by keyset (created_at, id): `after` a cursor is
-    the next page, `before` one the previous. A cursor that does not parse is the first
-    page. Rows are decrypted (each data key unwrapped once)."""
+    """A page of `memories` in the order `sort` names (sorting.ORDERS; newest first by
+    default), by keyset (the sort key, then the id to break ties): `after` a cursor is the
+    next page, `before` one the previous. A cursor that does not parse, or was made under
+    another order, is the first page. Rows are decrypted (each data key unwrapped once)."""
+    if sort not in ORDERS or not ORDERS[sort].field:
+        sort = DEFAULT_SORT  # relevance is a search's order, not the list's
+    order = ORDERS[sort]
     total = memories.count()
     page_start = 1
-    ordered = memories.order_by("-created_at", "-id")
+    sign = "-" if order.descending else ""
+    ordered = memories.order_by(f"{sign}{order.field}", f"{sign}id")
     going_back = False
-    if after and (mark := _parse_cursor(after)):
-        moment, pk, page_start = mark
-        ordered = ordered.filter(Q(created_at__lt=moment) | Q(created_at=moment, id__lt=pk))
-    elif before and (mark := _parse_cursor(before)):
-        moment, pk, page_start = mark
-        ordered = memories.order_by("created_at", "id").filter(
-            Q(created_at__gt=moment) | Q(created_at=moment, id__gt=pk)
-        )
+    if after and (mark := _parse_cursor(after, order, sort)):
+        page_start = mark[2]
+        ordered = _keyset(memories, order, mark, forward=True)
+    elif before and (mark := _parse_cursor(before, order, sort)):
+        page_start = mark[2]
+        ordered = _keyset(memories, order, mark, forward=False)
         going_back = True
     chunk = list(ordered[: size + 1])
     more = len(chunk) > size
@@ -99,15 +127,17 @@ def explorer_page(
     rows = memories_opened(chunk)
     start = page_start if rows else 0
     end = start + len(rows) - 1 if rows else 0
-    has_next = more if not going_back else True
+    has_next = (more if not going_back else True) and end < total
     has_previous = page_start > 1 and (more if going_back else True)
     return ExplorerPage(
         rows=rows,
         total=total,
         start=start,
         end=end,
-        next_cursor=_cursor(chunk[-1], end + 1) if rows and has_next and end < total else None,
-        previous_cursor=_cursor(chunk[0], max(start - size, 1)) if rows and has_previous else None,
+        next_cursor=_cursor(chunk[-1], order, sort, end + 1) if rows and has_next else None,
+        previous_cursor=(
+            _cursor(chunk[0], order, sort, max(start - size, 1)) if rows and has_previous else None
+        ),
     )
 
 

@@ -4,8 +4,16 @@
 // - Ctrl+Enter submits the form being typed in.
 // - htmx swaps are announced in the live region #announce.
 // - The browser's time zone is kept in a cookie, so the server dates pages in it.
+// - A fold marked data-open-wide (the explorer's filters) opens on a wide screen; on a phone
+//   it stays as the server sent it (folded unless a filter is set).
 (function () {
   "use strict";
+
+  if (window.matchMedia && window.matchMedia("(min-width: 40.01rem)").matches) {
+    Array.prototype.forEach.call(document.querySelectorAll("details[data-open-wide]"), function (fold) {
+      fold.open = true;
+    });
+  }
 
   // Dates on pages in the viewer's time zone: the server reads this cookie.
   try {
@@ -14,6 +22,14 @@
       document.cookie = "tz=" + zone + "; path=/; max-age=31536000; SameSite=Lax";
     }
   } catch (error) { /* no Intl: the server's zone, shown beside each time */ }
+
+  // A menu that scrolls sideways (on a phone) shows the current page's link.
+  Array.prototype.forEach.call(document.querySelectorAll("nav a[aria-current=page]"), function (link) {
+    var menu = link.parentElement;
+    if (menu && menu.scrollWidth > menu.clientWidth) {
+      menu.scrollLeft = Math.max(link.offsetLeft - menu.offsetLeft - 24, 0);
+    }
+  });
 
   function typing(target) {
     if (!target || !target.closest) return false;

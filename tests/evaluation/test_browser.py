@@ -30,9 +30,9 @@ def save_variant(page: Any, name: str, **values: str) -> None:
     details = page.locator("#variants details")
     if details.get_attribute("open") is None:
         details.locator("summary").click()
-    page.fill("#variants #id_name", name)
+    page.fill("#variant-name", name)
     for field, value in values.items():
-        page.fill(f"#variants #id_{field}", value)
+        page.fill(f"#variant-{field}", value)
     page.click("#variants button:has-text('Save the variant')")
     page.locator(".messages li", has_text=name).wait_for()
 
@@ -57,9 +57,9 @@ def test_import_run_compare_and_promote(demo: Namespace, live_server: Any, conte
     problems += axe_problems(page)
 
     # Import the demo's eval set (the file the demo loads, in the documented format).
-    page.fill("#id_name", "Uploaded demo questions")
-    page.select_option("#id_format", "jsonl")
-    page.set_input_files("#id_file", str(EVAL_DATA))
+    page.fill("#import-name", "Uploaded demo questions")
+    page.select_option("#import-format", "jsonl")
+    page.set_input_files("#import-file", str(EVAL_DATA))
     page.click("button:has-text('Import')")
     page.wait_for_url(re.compile(r"/quality/sets/[0-9a-f-]{36}/"))
     set_url = str(page.url)

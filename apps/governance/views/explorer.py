@@ -20,6 +20,7 @@ from apps.governance.forms import (
     SearchForm,
 )
 from apps.governance.services import content_read_record, purge_start
+from apps.governance.sorting import ORDERS, SortForm, column_links
 from apps.governance.views.access import (
     ACTION_LABELS,
     EDITOR,
@@ -68,11 +69,14 @@ def explorer(request: DashboardRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         # htmx sends the filter form as it stands (hx-include), which may be newer than the
         # page's address; without JavaScript the form's address carries them.
-        for name in MemoryFilter.base_filters:
+        for name in (*MemoryFilter.base_filters, "sort"):
             if name in request.POST:
                 filters[name] = request.POST[name]
     filterset = MemoryFilter(filters or None, queryset=selectors.namespace_memories(namespace))
     size = page_size(request.GET.get("size"))
+    searching = request.method == "POST"
+    sort_form = SortForm(filters if "sort" in filters else None, searching=searching)
+    sort = sort_form.chosen()
     context = page_context(
         request,
         namespace,
@@ -83,13 +87,17 @@ def explorer(request: DashboardRequest, slug: str) -> HttpResponse:
         query_string=_without(request.GET, "after", "before"),
         filter_string=_without(request.GET, "after", "before", "size"),
         filtered=bool(filterset.is_bound and filterset.is_valid() and filterset.active_filters()),
+        sort_form=sort_form,
+        sort=sort,
+        sort_label=ORDERS[sort].label,
+        columns=column_links(request.GET, sort),
     )
     shown: list[Any] = []
-    if request.method == "POST" and context["search"].is_valid():
+    if searching and context["search"].is_valid():
         status = filters.get("status")
         context["search_active_only"] = status not in (None, "", "active", SUPERSEDED)
         context["hits"], context["search_ms"] = _search(
-            request, namespace, filterset, context["search"].cleaned_data["q"]
+            request, namespace, filterset, context["search"].cleaned_data["q"], sort
         )
         shown = [hit["row"].memory.pk for hit in context["hits"]]
     elif not filterset.is_bound or filterset.is_valid():
@@ -98,6 +106,7 @@ def explorer(request: DashboardRequest, slug: str) -> HttpResponse:
             size=size,
             after=request.GET.get("after", ""),
             before=request.GET.get("before", ""),
+            sort=sort,
         )
         context["page"] = page
         shown = [row.memory.pk for row in page.rows]
@@ -116,11 +125,16 @@ def _without(query: QueryDict, *names: str) -> str:
 
 
 def _search(
-    request: DashboardRequest, namespace: Namespace, filterset: MemoryFilter, query: str
+    request: DashboardRequest,
+    namespace: Namespace,
+    filterset: MemoryFilter,
+    query: str,
+    sort: str,
 ) -> tuple[list[dict[str, Any]], float]:
     """The recall engine's best SEARCH_HITS for `query` (the subject, kind and tag filters
-    applied by recall itself; any other filter narrows its hits), with their score
-    components formatted for the bars."""
+    applied by recall itself; any other filter narrows its hits), in the order `sort`
+    names (the engine's, by relevance, by default), with their score components formatted
+    for the bars."""
     valid = not filterset.is_bound or filterset.is_valid()
     data = filterset.form.cleaned_data if filterset.is_bound and valid else {}
     subject = data.get("subject") or None
@@ -153,6 +167,11 @@ def _search(
         hit_ids = [hit.memory.pk for hit in kept]
         allowed = set(filterset.qs.filter(pk__in=hit_ids).values_list("pk", flat=True))
         kept = [hit for hit in kept if hit.memory.pk in allowed]
+    order = ORDERS[sort]
+    if order.field:
+        kept.sort(key=lambda hit: (getattr(hit.memory, order.field), hit.memory.pk))
+        if order.descending:
+            kept.reverse()
     rows = selectors.memories_opened([hit.memory for hit in kept], keys)
     return [
         {
