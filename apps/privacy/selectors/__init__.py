@@ -33,6 +33,9 @@ from apps.privacy.models import ScheduledErasure
 # Who used what, in its own module; the views read it from here.
 from apps.privacy.selectors.activity import Use as Use
 from apps.privacy.selectors.activity import access_history as access_history
+from apps.privacy.selectors.receipts import Receipt as Receipt
+from apps.privacy.selectors.receipts import erasure_receipt as erasure_receipt
+from apps.privacy.selectors.receipts import receipt_document as receipt_document
 from apps.recall.models import RecallLog
 from apps.recall.relevance import MULTILINGUAL_COSINE_SCALE, MULTILINGUAL_COSINE_SHIFT
 
