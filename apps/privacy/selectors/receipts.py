@@ -36,7 +36,8 @@ class Receipt:
     number: str  # the receipt number: SHA-256 of its numbered fields
     erased_at: datetime
     counts: dict[str, int]
-    namespace: str
+    namespace: str  # its slug
+    namespace_name: str
     event_id: int  # the erasure's audit event, and its link in the hash chain
     event_hash: str
     previous_hash: str  # the link before it
@@ -53,7 +54,11 @@ def erasure_receipt(*, code: str) -> Receipt | None:
     """The receipt this code fetches, or None for any other code."""
     if not code or len(code) > 200:
         return None
-    kept = ErasureReceiptCode.objects.filter(code_hash=code_hash(code)).first()
+    kept = (
+        ErasureReceiptCode.objects.select_related("namespace")
+        .filter(code_hash=code_hash(code))
+        .first()
+    )
     if kept is None:
         return None
     event = AuditEvent.objects.filter(
@@ -71,6 +76,7 @@ def erasure_receipt(*, code: str) -> Receipt | None:
         erased_at=erased_at,
         counts={name: int(details.get(name) or 0) for name in COUNTS},
         namespace=event.namespace_slug,
+        namespace_name=kept.namespace.name,
         event_id=event.pk,
         event_hash=event.hash,
         previous_hash=event.prev_hash,
