@@ -185,7 +185,7 @@ def full_flow(page: Any, base: str, acme: Tenant, tale: Story, locale: str) -> N
     assert HASH.match(page.inner_text("dd.hash").strip())
     # Nothing is left to visit: no links to the session's pages, no language to switch.
     assert page.locator("header nav, header form, footer form").count() == 0
-    assert page.locator("main a.button").get_attribute("href") == f"{APP}/settings"
+    assert page.locator("main a.button.return").get_attribute("href") == f"{APP}/settings"
 
     assert Memory.objects.filter(subject_id=subject_id).count() == 0
     assert not DataKey.objects.filter(subject_id=subject_id).exists()
