@@ -9,7 +9,7 @@ rows one by one, and nothing here decrypts content.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
@@ -20,7 +20,6 @@ from django.utils import timezone
 from apps.audit.models import ChainVerification
 from apps.audit.selectors import chain_status_latest
 from apps.memories.models import Kind, Memory, Status
-from apps.namespaces import pii
 from apps.namespaces.models import Namespace
 from apps.pipeline.models import Job, JobStatus, Message
 from apps.recall.models import RecallLog
@@ -51,7 +50,6 @@ class Overview:
     recall_p50: list[float | None]
     recall_p95: list[float | None]
     tokens: list[int]
-    review: dict[str, int] = field(default_factory=dict)
     retention_due: int = 0
     expiring: int = 0
     chain: ChainVerification | None = None
@@ -120,7 +118,6 @@ def overview_for(*, namespaces: list[Namespace]) -> Overview:
         recall_p95=_latency(recalls, days, "p95"),
         tokens=_per_day(recalls, days, "tokens"),
     )
-    overview.review = _review_counts(namespaces)
     overview.retention_due, overview.expiring = _coming_due(namespaces)
     overview.chain = chain_status_latest()
     return overview
@@ -129,37 +126,6 @@ def overview_for(*, namespaces: list[Namespace]) -> Overview:
 def _latency(rows: list[dict[str, Any]], days: list[date], name: str) -> list[float | None]:
     by_day = {row["day"]: row[name] for row in rows}
     return [round(by_day[d], 1) if by_day.get(d) is not None else None for d in days]
-
-
-def _review_counts(namespaces: list[Namespace]) -> dict[str, int]:
-    """How many items each part of the review queue holds (near-duplicates aside: finding
-    them compares vectors, which the queue's own page does), each namespace under its own
-    confidence threshold."""
-    memories = Memory.objects.filter(namespace__in=[n.pk for n in namespaces])
-    below = Q()
-    for namespace in namespaces:
-        below |= Q(namespace=namespace, confidence__lt=namespace.review_threshold)
-    current = memories.filter(status=Status.ACTIVE, valid_to__isnull=True).exclude(
-        metadata__has_key="reviewed_at"
-    )
-    week = timezone.now() - timedelta(days=SOON_DAYS)
-    counts: dict[str, int] = memories.aggregate(
-        disputed=Count("id", filter=Q(status=Status.DISPUTED)),
-        pending=Count("id", filter=Q(status=Status.PENDING_REVIEW)),
-        superseded=Count(
-            "id",
-            filter=Q(valid_to__gte=week)
-            & ~Q(status=Status.ARCHIVED)
-            & ~Q(metadata__has_key="reviewed_at"),
-        ),
-    )
-    counts.update(
-        current.aggregate(
-            low_confidence=Count("id", filter=below),
-            pii=Count("id", filter=Q(tags__overlap=[f"pii:{kind}" for kind in pii.TYPES])),
-        )
-    )
-    return counts
 
 
 def _coming_due(namespaces: list[Namespace]) -> tuple[int, int]:

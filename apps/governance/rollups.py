@@ -43,7 +43,6 @@ def overview_snapshot(*, namespaces: list[Namespace], refresh: bool = False) -> 
         return snapshot
     figures = overview_for(namespaces=namespaces)
     content = {
-        "review": figures.review,
         "retention_due": figures.retention_due,
         "expiring": figures.expiring,
         "charts": [asdict(chart) for chart in overview_charts(figures)],

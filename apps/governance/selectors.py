@@ -332,6 +332,40 @@ def _unreviewed(memories: QuerySet[Memory]) -> QuerySet[Memory]:
     return memories.exclude(metadata__has_key="reviewed_at")
 
 
+def _queue_filters(namespaces: list[Namespace]) -> dict[str, Q]:
+    """What puts a memory in each section of the review queue (near-duplicates aside: they
+    are pairs, found by `duplicate_pairs`), each namespace under its own threshold."""
+    below = Q()
+    for namespace in namespaces:
+        below |= Q(namespace=namespace, confidence__lt=namespace.review_threshold)
+    unreviewed = ~Q(metadata__has_key="reviewed_at")
+    current = Q(valid_to__isnull=True, status=Status.ACTIVE) & unreviewed
+    since = timezone.now() - timedelta(days=RECENT_SUPERSEDE_DAYS)
+    return {
+        "disputed": Q(status=Status.DISPUTED),
+        "pending": Q(status=Status.PENDING_REVIEW),
+        "low_confidence": current & below,
+        "pii": current & Q(tags__overlap=[f"pii:{kind}" for kind in pii.TYPES]),
+        "superseded": Q(valid_to__gte=since) & ~Q(status=Status.ARCHIVED) & unreviewed,
+    }
+
+
+QUEUE_SECTIONS = ("disputed", "pending", "low_confidence", "duplicate", "pii", "superseded")
+
+
+def review_counts(*, namespaces: list[Namespace]) -> dict[str, int]:
+    """How many items each section of these namespaces' review queues holds, counted as the
+    queue's page counts them (near-duplicate pairs up to the page's limit): the overview's
+    figure and the queue's own agree."""
+    if not namespaces:
+        return dict.fromkeys(QUEUE_SECTIONS, 0)
+    found = Memory.objects.filter(namespace__in=[n.pk for n in namespaces]).aggregate(
+        **{name: Count("id", filter=where) for name, where in _queue_filters(namespaces).items()}
+    )
+    found["duplicate"] = sum(len(duplicate_pairs(namespace=n)) for n in namespaces)
+    return {name: found[name] for name in QUEUE_SECTIONS}
+
+
 def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:
     """What needs a person, by reason, each newest first and at most REVIEW_SECTION_LIMIT:
     disputed facts, each with the turn that put it in doubt; pending-review memories; current
@@ -339,25 +373,14 @@ def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:
     model's near-duplicate cosine); PII-tagged ones; facts superseded in the last
     RECENT_SUPERSEDE_DAYS days. Approved memories leave the queue (marked reviewed)."""
     base = namespace_memories(namespace).order_by("-created_at")
-    current = base.filter(valid_to__isnull=True, status=Status.ACTIVE)
-    disputed = list(
-        base.filter(status=Status.DISPUTED).order_by("-updated_at")[:REVIEW_SECTION_LIMIT]
-    )
+    where = _queue_filters([namespace])
+    limit = REVIEW_SECTION_LIMIT
+    disputed = list(base.filter(where["disputed"]).order_by("-updated_at")[:limit])
     by_message = _disputing_turns(namespace, disputed)
-    pending = list(base.filter(status=Status.PENDING_REVIEW)[:REVIEW_SECTION_LIMIT])
-    low = list(
-        _unreviewed(current.filter(confidence__lt=namespace.review_threshold))[
-            :REVIEW_SECTION_LIMIT
-        ]
-    )
-    pii_tags = [f"pii:{kind}" for kind in pii.TYPES]
-    tagged = list(_unreviewed(current.filter(tags__overlap=pii_tags))[:REVIEW_SECTION_LIMIT])
-    since = timezone.now() - timedelta(days=RECENT_SUPERSEDE_DAYS)
-    superseded = list(
-        _unreviewed(base.filter(valid_to__gte=since).exclude(status=Status.ARCHIVED)).order_by(
-            "-valid_to"
-        )[:REVIEW_SECTION_LIMIT]
-    )
+    pending = list(base.filter(where["pending"])[:limit])
+    low = list(base.filter(where["low_confidence"])[:limit])
+    tagged = list(base.filter(where["pii"])[:limit])
+    superseded = list(base.filter(where["superseded"]).order_by("-valid_to")[:limit])
     pairs = duplicate_pairs(namespace=namespace)
     by_id = {
         str(m.pk): m

@@ -80,3 +80,22 @@ class ScheduledErasure(models.Model):
 
     def __str__(self) -> str:
         return f"erasure of {self.subject_id} at {self.run_at:%Y-%m-%d %H:%M}"
+
+
+class ErasureReceiptCode(models.Model):
+    """The way back to an erasure's receipt: a random code shown once, on the receipt page,
+    to the person who erased everything; stored only as its SHA-256 hash, beside the id of
+    the erasure's audit event (which holds the receipt). Nothing about the person is here:
+    they are erased. It goes with the namespace."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
+    )
+    code_hash = models.CharField(max_length=64, unique=True)
+    audit_event_id = models.BigIntegerField()
+    locale = models.CharField(max_length=16, default="en")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"erasure receipt code {self.id}"

@@ -38,7 +38,13 @@ from apps.namespaces.models import Namespace
 from apps.namespaces.origins import url_allowed
 from apps.pipeline.models import Message
 from apps.pipeline.summaries import session_summaries_forget
-from apps.privacy.models import Flow, PortalLink, PortalSession, ScheduledErasure
+from apps.privacy.models import (
+    ErasureReceiptCode,
+    Flow,
+    PortalLink,
+    PortalSession,
+    ScheduledErasure,
+)
 from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -349,12 +355,28 @@ def subject_pause(*, actor: Actor, subject: Subject, paused: bool) -> Subject:
     return subject_set_paused(actor=actor, subject=subject, paused=paused)
 
 
-def erasure_request(*, actor: Actor, subject: Subject) -> ErasureReceipt | ScheduledErasure:
-    """Erase the subject now, or, when the namespace gives a grace period, schedule it
-    (cancellable until it runs): the receipt, or the schedule."""
+@dataclass(frozen=True)
+class KeptReceipt:
+    """An erasure's receipt, and the code that fetches it again (returned once, to show)."""
+
+    receipt: ErasureReceipt
+    code: str
+
+
+def erasure_request(
+    *, actor: Actor, subject: Subject, locale: str = "en"
+) -> KeptReceipt | ScheduledErasure:
+    """Erase the subject now, with a code to fetch the receipt again later (in `locale`);
+    or, when the namespace gives a grace period, schedule it (cancellable until it runs)."""
     grace = subject.namespace.erasure_grace_days
     if not grace:
-        return subject_erase(actor=actor, subject=subject)
+        namespace = subject.namespace
+        with transaction.atomic():
+            receipt = subject_erase(actor=actor, subject=subject)
+            code = erasure_receipt_code_issue(
+                actor=actor, namespace=namespace, receipt=receipt, locale=locale
+            )
+        return KeptReceipt(receipt=receipt, code=code)
     with transaction.atomic():
         scheduled, _ = ScheduledErasure.objects.get_or_create(
             subject=subject,
@@ -373,6 +395,38 @@ def erasure_request(*, actor: Actor, subject: Subject) -> ErasureReceipt | Sched
             details={"run_at": scheduled.run_at.isoformat(), "grace_days": grace},
         )
     return scheduled
+
+
+def erasure_receipt_code_issue(
+    *, actor: Actor, namespace: Namespace, receipt: ErasureReceipt, locale: str = "en"
+) -> str:
+    """A random code that fetches `receipt` again (the receipt pages), returned once and
+    stored only as its hash. Whoever holds it reads a receipt that holds nothing about the
+    person: counts, times and hashes. Audited, in the caller's transaction."""
+    code = secrets.token_urlsafe(32)
+    with transaction.atomic():
+        row = ErasureReceiptCode.objects.create(
+            namespace=namespace,
+            code_hash=token_hash(code),
+            audit_event_id=receipt.audit_event_id,
+            locale=locale_of(locale),
+        )
+        audit_record(
+            actor=actor,
+            action="subject.erase.receipt_code",
+            namespace=namespace,
+            subject_id=uuid.UUID(receipt.subject_id),
+            object_type="erasure_receipt_code",
+            object_id=str(row.pk),
+            details={"receipt_event": receipt.audit_event_id},
+        )
+    return code
+
+
+def receipt_refusal_record(*, request: Any = None) -> None:
+    """A receipt address whose code fetches nothing: audited as denied (the code is not
+    recorded), so guessing leaves a trace."""
+    audit_denied(actor=Actor.anonymous(request), action="portal.receipt", reason="unknown_code")
 
 
 def erasure_cancel(*, actor: Actor, subject: Subject) -> bool:

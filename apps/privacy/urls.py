@@ -4,9 +4,13 @@ from apps.privacy import views
 
 app_name = "privacy"
 
-# Every page but the entry names its subject; the portal session must be bound to it.
+# Every page but the entry and the receipts names its subject; the portal session must be
+# bound to it.
 urlpatterns = [
     path("portal/enter/<str:token>", views.enter, name="enter"),
+    # An erasure's receipt: no subject any more, only the code the person was shown.
+    path("portal/receipts/<str:code>/", views.receipt, name="receipt"),
+    path("portal/receipts/<str:code>/json/", views.receipt_json, name="receipt_json"),
     path("portal/<uuid:subject_id>/", views.overview, name="overview"),
     path("portal/<uuid:subject_id>/memories/", views.memories, name="memories"),
     path("portal/<uuid:subject_id>/memories/<str:memory_id>/", views.memory, name="memory"),

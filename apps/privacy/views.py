@@ -29,7 +29,7 @@ from django_ratelimit.core import is_ratelimited
 from apps.audit.actors import Actor
 from apps.memories.models import Kind, Memory
 from apps.memories.row_encryption import KeyCache
-from apps.memories.services import ErasureReceipt, subject_export
+from apps.memories.services import subject_export
 from apps.privacy import selectors, services
 from apps.privacy.forms import CorrectForm, EraseForm, TopicForm
 from apps.privacy.middleware import FRAMED
@@ -183,6 +183,54 @@ def enter(request: HttpRequest, token: str) -> HttpResponse:
     response["Referrer-Policy"] = "no-referrer"
     add_never_cache_headers(response)
     return _frame(response, session)
+
+
+# --- An erasure's receipt, fetched again by its code ---------------------------------------
+
+
+def receipt_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A page of an erasure's receipt: no portal session (the person is erased), only the
+    code they were shown; limited per address, in the language they erased in, never
+    cached nor framed, and its address never sent on. Any other code is not found."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, code: str) -> HttpResponse:
+        if _rate_limited(request, _address_key, settings.MEMORYHUB_PORTAL_ADDRESS_RATE):
+            return _too_many(request)
+        receipt = selectors.erasure_receipt(code=code)
+        if receipt is None:
+            services.receipt_refusal_record(request=request)
+            response = _not_found(request)
+        else:
+            with translation.override(receipt.locale):
+                response = view(request, receipt, code)
+                if hasattr(response, "render"):
+                    response.render()
+            response.headers.setdefault("Content-Language", receipt.locale)
+        add_never_cache_headers(response)
+        response["Referrer-Policy"] = "no-referrer"
+        return response
+
+    return wrapped
+
+
+@require_GET
+@receipt_page
+def receipt(request: HttpRequest, found: selectors.Receipt, code: str) -> HttpResponse:
+    """The receipt, to read or print."""
+    context = {"receipt": found, "languages": settings.LANGUAGES, **_receipt_links(request, code)}
+    return render(request, "privacy/receipt.html", context)
+
+
+@require_GET
+@receipt_page
+def receipt_json(request: HttpRequest, found: selectors.Receipt, code: str) -> HttpResponse:
+    """The receipt as a JSON file to keep."""
+    document = selectors.receipt_document(found)
+    response = HttpResponse(json.dumps(document, indent=2), content_type="application/json")
+    stamp = found.erased_at.strftime("%Y-%m-%d")
+    response["Content-Disposition"] = f'attachment; filename="erasure-receipt-{stamp}.json"'
+    return response
 
 
 # --- Pages ---------------------------------------------------------------------------------
@@ -393,26 +441,36 @@ def export_print(request: PortalRequest) -> HttpResponse:
 @portal_page
 @require_http_methods(["GET", "POST"])
 def erase(request: PortalRequest) -> HttpResponse:
-    """Erase everything: a typed confirmation, then the receipt (or, with a grace period,
-    the date it will run, cancellable until then)."""
+    """Erase everything: a typed confirmation, then the receipt with a link to fetch it
+    again (or, with a grace period, the date it will run, cancellable until then)."""
     subject = request.portal.subject
     form = EraseForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        outcome = services.erasure_request(actor=_actor(request), subject=subject)
-        if isinstance(outcome, ErasureReceipt):
+        outcome = services.erasure_request(
+            actor=_actor(request), subject=subject, locale=request.portal.locale
+        )
+        if isinstance(outcome, services.KeptReceipt):
+            receipt = selectors.erasure_receipt(code=outcome.code)
             response = render(
                 request,
                 "privacy/erased.html",
-                _context(
-                    request, receipt=outcome.as_dict(), erased_at=parse_datetime(outcome.erased_at)
-                ),
+                _context(request, **_receipt_links(request, outcome.code), receipt=receipt),
             )
             response.delete_cookie(COOKIE, path=COOKIE_PATH)
+            response["Referrer-Policy"] = "no-referrer"
             return response
         messages.success(request, _("Your erasure is scheduled."))
         return redirect("privacy:erase", subject_id=subject.pk)
     summary = selectors.summary(subject)
     return render(request, "privacy/erase.html", _context(request, form=form, summary=summary))
+
+
+def _receipt_links(request: HttpRequest, code: str) -> dict[str, str]:
+    page = reverse("privacy:receipt", kwargs={"code": code})
+    return {
+        "receipt_url": request.build_absolute_uri(page),
+        "receipt_json_url": reverse("privacy:receipt_json", kwargs={"code": code}),
+    }
 
 
 @portal_page

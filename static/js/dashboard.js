@@ -103,8 +103,17 @@
         announce.textContent = results ? (results.querySelector("h2, .count") || results).textContent.trim().slice(0, 200) : "";
       }
     }
-    // After an item is acted on, focus moves on to the next open item.
+    // After an item is acted on, its section's count and the queue's total go down by one,
+    // and focus moves on to the next open item.
     if (target && target.classList && target.classList.contains("done")) {
+      var section = target.closest(".queue-section");
+      [section && section.querySelector(".queue-count"), document.getElementById("queue-total")]
+        .forEach(function (count) {
+          if (!count) return;
+          var left = Math.max(Number(count.getAttribute("data-count")) - 1, 0);
+          count.setAttribute("data-count", String(left));
+          count.textContent = "(" + left + ")";
+        });
       var left = open();
       var after = left.filter(function (item) {
         return target.compareDocumentPosition(item) & Node.DOCUMENT_POSITION_FOLLOWING;

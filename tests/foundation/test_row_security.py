@@ -47,6 +47,9 @@ WALLED = {
     "privacy_schedulederasure": (
         "SELECT count(*) FROM privacy_schedulederasure WHERE namespace_id = %s"
     ),
+    "privacy_erasurereceiptcode": (
+        "SELECT count(*) FROM privacy_erasurereceiptcode WHERE namespace_id = %s"
+    ),
     **{
         f"evaluation_{table}": f"SELECT count(*) FROM evaluation_{table} WHERE namespace_id = %s"  # noqa: S608
         for table in ("evalset", "evalcase", "variant", "evalrun", "caseresult")
@@ -88,10 +91,15 @@ def populate(tenant: Tenant, capture) -> None:
         format="json",
     )
     assert judged.status_code == 201, judged.json()
-    # The privacy portal's rows: a link, the session it opened, a scheduled erasure.
+    # The privacy portal's rows: a link, the session it opened, a receipt's code, a scheduled
+    # erasure.
     link = client.post(tenant.url("subjects/u1/portal-sessions"), {}, format="json")
     assert link.status_code == 201, link.json()
     assert Client().get(link.json()["url"]).status_code == 303
+    # An erasure at once leaves the code that fetches its receipt again.
+    client.post(tenant.url("memories"), {"subject": "u9", "content": "Gone"}, format="json")
+    erased = Subject.objects.get(namespace=tenant.namespace, external_id="u9")
+    erasure_request(actor=Actor.for_subject(erased.pk), subject=erased)
     namespace_update(actor=Actor.system("t"), namespace=tenant.namespace, erasure_grace_days=7)
     subject = Subject.objects.get(namespace=tenant.namespace, external_id="u1")
     erasure_request(actor=Actor.for_subject(subject.pk), subject=subject)

@@ -13,6 +13,7 @@ from apps.audit.actors import Actor
 from apps.audit.models import ChainVerification
 from apps.context.services import ContextRequest, context_assemble
 from apps.governance.overview import overview_for
+from apps.governance.selectors import review_counts
 from apps.memories.models import Memory
 from apps.pipeline.models import Job
 from apps.recall.models import RecallLog
@@ -64,12 +65,13 @@ def test_it_sizes_the_review_queue_and_what_retention_does_soon(cast: Cast) -> N
     Memory.objects.filter(pk=cast.shared.pk).update(created_at=timezone.now() - timedelta(days=25))
     Memory.objects.filter(pk=cast.fact.pk).update(expires_at=timezone.now() + timedelta(days=3))
     figures = overview_for(namespaces=[cast.acme])
-    assert figures.review == {
+    assert review_counts(namespaces=[cast.acme]) == {
         "disputed": 0,
         "pending": 1,
-        "superseded": 2,
         "low_confidence": 0,
+        "duplicate": 0,
         "pii": 1,
+        "superseded": 2,
     }
     assert figures.retention_due == 1
     assert figures.expiring == 1

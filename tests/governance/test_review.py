@@ -3,6 +3,7 @@ htmx actions answer with the item's done state."""
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 from apps.audit.actors import Actor
@@ -93,3 +94,20 @@ def test_it_never_offers_to_merge_facts_that_differ_in_a_value(cast: Cast) -> No
     # All four are one point to the model: only the restatement with more detail is a pair.
     assert pairs == [{str(restated.pk), str(city.pk)}]
     assert {str(job.pk), str(other_city.pk)}.isdisjoint(set().union(*pairs))
+
+
+def test_the_overview_and_the_queue_count_alike(cast: Cast, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    memory_create(actor=ACTOR, namespace=cast.acme, subject_external_id="u1",
+                  content="The user likes jasmine green tea.")  # fmt: skip  # a near-duplicate
+    monkeypatch.setattr("apps.governance.selectors.REVIEW_SECTION_LIMIT", 1)
+    client = cast.client("eddie")
+    queue = client.get("/n/acme/review/").content.decode()
+    overview = client.get("/n/acme/").content.decode()
+    total = re.search(r'id="queue-total" data-count="(\d+)"', queue)
+    assert total is not None
+    # pending, PII, two superseded and one pair of near-duplicates: five, on both pages
+    assert total.group(1) == "5"
+    assert re.search(r'<p class="figure">\s*5\s*</p>', overview), overview
+    counts = re.findall(r'class="queue-count" data-count="(\d+)"', queue)
+    assert sorted(counts) == ["1", "1", "1", "2"]  # the superseded: one shown of two
+    assert "Only the newest is shown" in queue

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from apps.audit.actors import Actor
+from apps.governance.services import content_read_record
 from apps.memories.models import DataKey, Memory, Subject
 from apps.namespaces.services import namespace_update
 from apps.privacy.models import PortalSession
@@ -184,7 +185,7 @@ def full_flow(page: Any, base: str, acme: Tenant, tale: Story, locale: str) -> N
     assert HASH.match(page.inner_text("dd.hash").strip())
     # Nothing is left to visit: no links to the session's pages, no language to switch.
     assert page.locator("header nav, header form, footer form").count() == 0
-    assert page.locator("main a.button").get_attribute("href") == f"{APP}/settings"
+    assert page.locator("main a.button.return").get_attribute("href") == f"{APP}/settings"
 
     assert Memory.objects.filter(subject_id=subject_id).count() == 0
     assert not DataKey.objects.filter(subject_id=subject_id).exists()
@@ -447,3 +448,56 @@ def test_it_searches_and_corrects_without_javascript(
         context.close()
     tale.fact.refresh_from_db()
     assert tale.fact.version == 2
+
+
+def test_who_used_them_by_day_and_the_receipt_fetched_again(
+    tale: Story, acme: Tenant, alice: Any, live_server: Any, browser: Any, context: Any
+) -> None:
+    """An administrator's views of a day are one entry listing what they viewed; after the
+    erasure, the receipt's address opens it in another browser, and its file downloads."""
+    for memory in (tale.rule, tale.rule, tale.fact):
+        content_read_record(
+            actor=Actor.for_user(alice),
+            namespace=acme.namespace,
+            what="memory",
+            memory_ids=[memory.pk],
+        )
+    base = live_server.url
+    page = context.new_page()
+    said = watch_console(page)
+    enter(page, base, acme)
+    nav(page, "activity/")
+    (viewed,) = page.locator("li.card.viewed").all()
+    text = viewed.inner_text()
+    assert "3 times" in text
+    assert "a memory's page × 3" in text
+    assert viewed.locator("ul.used li").count() == 2  # two memories, each listed once
+    assert "The user keeps bees." not in page.inner_text("main")
+    problems = axe_problems(page)
+
+    nav(page, "erase/")
+    page.fill("#id_confirmation", "erase everything")
+    page.locator("main form button.danger[type=submit]").click()
+    page.locator(".receipt").wait_for()
+    number = page.inner_text("dd.hash").strip()
+    address = page.locator("#id_receipt_url").input_value()
+    assert address.startswith(f"{base}/portal/receipts/")
+    problems += axe_problems(page)
+
+    stranger = browser.new_context()  # later, elsewhere: no cookie, only the address
+    try:
+        later = stranger.new_page()
+        response = later.goto(address)
+        assert response is not None
+        assert response.status == 200
+        assert later.inner_text("dd.hash").strip() == number
+        assert "Checked: the receipt number matches" in later.inner_text("main")
+        problems += axe_problems(later)
+        with later.expect_download() as caught:
+            later.locator("a[download]").click()
+        document = json.loads(Path(caught.value.path()).read_text(encoding="utf-8"))
+        assert document["receipt_number"] == number
+    finally:
+        stranger.close()
+    assert problems == [], "axe found serious or critical violations:\n" + "\n".join(problems)
+    assert csp_refusals(said) == []

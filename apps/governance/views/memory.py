@@ -191,6 +191,7 @@ def memory_remove(request: DashboardRequest, slug: str, memory_id: str) -> HttpR
 def review(request: DashboardRequest, slug: str) -> HttpResponse:
     namespace = namespace_for_request(request, slug)
     queue = selectors.review_queue(namespace=namespace)
+    counts = selectors.review_counts(namespaces=[namespace])
     shown = {item.row.memory.pk for items in queue.values() for item in items} | {
         item.other.memory.pk for items in queue.values() for item in items if item.other
     }
@@ -203,8 +204,8 @@ def review(request: DashboardRequest, slug: str) -> HttpResponse:
         page_context(
             request,
             namespace,
-            queue=queue,
-            total=sum(len(items) for items in queue.values()),
+            sections=[(reason, queue[reason], counts[reason]) for reason in queue],
+            total=sum(counts.values()),
         ),
     )
 

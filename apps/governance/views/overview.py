@@ -8,6 +8,7 @@ from django.shortcuts import render
 
 from apps.audit.selectors import chain_status_latest
 from apps.governance.rollups import overview_snapshot
+from apps.governance.selectors import review_counts
 from apps.governance.views.access import (
     DashboardRequest,
     namespace_for_request,
@@ -38,10 +39,12 @@ def overview(request: DashboardRequest, slug: str | None = None) -> HttpResponse
     context.update(namespaces=namespaces, **_status(request))
     if namespaces:
         snapshot = overview_snapshot(namespaces=namespaces)
+        review = review_counts(namespaces=namespaces)  # live: the queue's page counts so too
         context.update(
             figures=snapshot.content,
             computed_at=snapshot.computed_at,
-            review_total=sum(snapshot.content["review"].values()),
+            review=review,
+            review_total=sum(review.values()),
             chain=chain_status_latest(),
             extractor=extractor_in_use(),
         )

@@ -20,7 +20,6 @@ from django.utils.dateparse import parse_datetime
 from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 
-from apps.accounts.models import ApiKey
 from apps.audit.models import ActorType, AuditEvent
 from apps.memories import vector_spaces
 from apps.memories.embeddings import get_provider
@@ -30,6 +29,13 @@ from apps.memories.models import SEARCH_FIELDS, Kind, Memory, MemoryVersion, Sta
 from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory, open_version
 from apps.privacy.models import ScheduledErasure
+
+# Who used what, in its own module; the views read it from here.
+from apps.privacy.selectors.activity import Use as Use
+from apps.privacy.selectors.activity import access_history as access_history
+from apps.privacy.selectors.receipts import Receipt as Receipt
+from apps.privacy.selectors.receipts import erasure_receipt as erasure_receipt
+from apps.privacy.selectors.receipts import receipt_document as receipt_document
 from apps.recall.models import RecallLog
 from apps.recall.relevance import MULTILINGUAL_COSINE_SCALE, MULTILINGUAL_COSINE_SHIFT
 
@@ -39,7 +45,6 @@ SEARCH_LIMIT = 100
 # Memories this close in meaning to a topic count as about it (on all-MiniLM-L6-v2's cosine
 # scale), besides those that contain every word of it.
 TOPIC_COSINE = 0.5
-HISTORY_PAGE = 30
 MEMORY_TABLE = Memory._meta.db_table
 
 
@@ -413,101 +418,6 @@ def related(subject: Subject, memory: Memory, keys: KeyCache) -> dict[str, Item 
         other = memory_of(subject, pk) if pk else None
         found[name] = items(subject, [other], keys)[0] if other else None
     return found
-
-
-# --- Who used what ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Use:
-    when: datetime
-    who: str  # the app's key name, or an administrator
-    purpose: str  # in words
-    memories: list[tuple[uuid.UUID, str]]  # (id, content) of those still remembered
-
-
-def access_history(
-    subject: Subject, keys: KeyCache, *, before: str = ""
-) -> tuple[list[Use], str | None]:
-    """Who used the subject's memories, newest first: apps' recalls and contexts (the recall
-    log), and administrators' views of them in the dashboard (the audit log)."""
-    limit = HISTORY_PAGE
-    try:
-        until = parse_datetime(before) if before else None
-    except ValueError:  # well-formed but no such time ("2024-13-01"): the first page
-        until = None
-    if until is not None and timezone.is_naive(until):
-        until = timezone.make_aware(until, timezone.get_current_timezone())
-    logs = RecallLog.objects.filter(namespace_id=subject.namespace_id, subject=subject)
-    # The reads of this person's memories alone (by the subject index), and of theirs among
-    # others' (by the partial index on details.subjects): two index lookups, merged below.
-    reads = AuditEvent.objects.filter(
-        namespace_id=subject.namespace_id, action__startswith="dashboard.read."
-    )
-    alone = reads.filter(subject_id=subject.pk)
-    among = reads.filter(details__has_key="subjects", details__subjects__contains=[str(subject.pk)])
-    if until:
-        logs = logs.filter(created_at__lt=until)
-        alone = alone.filter(created_at__lt=until)
-        among = among.filter(created_at__lt=until)
-    recent_logs = list(logs.order_by("-created_at")[: limit + 1])
-    recent_reads = list(alone.order_by("-id")[: limit + 1]) + list(
-        among.order_by("-id")[: limit + 1]
-    )
-    names = dict(
-        ApiKey.objects.filter(
-            prefix__in={r.actor_id for r in recent_logs if r.actor_type == ActorType.API_KEY}
-        ).values_list("prefix", "name")
-    )
-    mine_ids: set[uuid.UUID] = set()
-    for log in recent_logs:
-        mine_ids.update(log.memory_ids)
-    for event in recent_reads:
-        if event.object_type == "memory" and event.object_id:
-            mine_ids.add(uuid.UUID(event.object_id))
-        mine_ids.update(uuid.UUID(i) for i in (event.details or {}).get("memory_ids", []))
-    opened = {
-        m.pk: m
-        for m in Memory.objects.filter(
-            namespace_id=subject.namespace_id, subject=subject, pk__in=mine_ids
-        ).defer(*SEARCH_FIELDS)
-    }
-
-    def named(ids: list[uuid.UUID]) -> list[tuple[uuid.UUID, str]]:
-        return [(i, open_memory(keys, opened[i])) for i in ids if i in opened]
-
-    uses: list[Use] = []
-    for log in recent_logs:
-        shown = named(list(log.memory_ids))
-        if log.actor_type == ActorType.API_KEY:
-            who = _("the app “%(name)s”") % {"name": names.get(log.actor_id, log.actor_id)}
-        else:
-            who = _("an administrator")
-        purpose = {
-            "recall": _("to answer you (recall)"),
-            "context": _("to build the context of an answer"),
-            "playground": _("to try out prompts in the playground"),
-        }.get(log.purpose, log.purpose)
-        uses.append(Use(log.created_at, who, purpose, shown))
-    for event in recent_reads:
-        ids = [uuid.UUID(i) for i in (event.details or {}).get("memory_ids", [])]
-        if event.object_type == "memory" and event.object_id:
-            ids.append(uuid.UUID(event.object_id))
-        shown = named(ids)
-        if event.object_type == "memory" and not shown:
-            continue  # another person's memories on the same page
-        uses.append(
-            Use(
-                event.created_at,
-                _("an administrator (%(name)s)") % {"name": event.actor_name or "?"},
-                _("viewed in the dashboard"),
-                shown,
-            )
-        )
-    uses.sort(key=lambda u: u.when, reverse=True)
-    more = len(uses) > limit
-    uses = uses[:limit]
-    return uses, (uses[-1].when.isoformat() if more and uses else None)
 
 
 # --- What the PII policy blocked ---------------------------------------------------------------
