@@ -19,7 +19,7 @@ from django.utils import translation
 
 from apps.accounts.services import api_key_create
 from apps.audit.models import AuditEvent, ChainVerification
-from apps.demo.services import demo_actor
+from apps.demo.services import demo_actor, demo_subject_ids
 from apps.evaluation.models import EvalSet, Variant
 from apps.evaluation.runs import run_work
 from apps.evaluation.services import eval_set_import_jsonl, run_start, variant_save
@@ -29,7 +29,7 @@ from apps.memories.models import Kind, Memory, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.namespaces.models import Namespace
 from apps.pipeline.models import Job
-from apps.privacy.services import portal_link_create
+from apps.privacy.services import KeptReceipt, erasure_request, portal_link_create
 from apps.recall.models import RecallLog
 
 ZH = "zh-CN,zh;q=0.9"
@@ -60,6 +60,7 @@ NOT_PAGES = {
     "audit:verify": "POST only",
     "privacy:enter": "a redirect into the portal",
     "privacy:export_json": "a JSON download",
+    "privacy:receipt_json": "a JSON download",
     "privacy:erase_cancel": "POST only",
     "privacy:pause": "POST only",
     "privacy:language": "POST only",
@@ -173,6 +174,7 @@ class Demo:
     key_prefix: str
     event: AuditEvent
     verification_id: int
+    receipt_code: str
 
 
 @pytest.fixture
@@ -215,6 +217,10 @@ def world(demo: Namespace, alice_client: Client) -> Demo:
         actor=actor, name="Demo app", namespaces=[demo], permissions=["memories:read"]
     )
     alice_client.post("/playground/", PLAYGROUND)
+    erased = Subject.objects.get(namespace=demo, external_id=demo_subject_ids()[-1])
+    assert erased != memory.subject
+    kept = erasure_request(actor=actor, subject=erased, locale="zh-hans")
+    assert isinstance(kept, KeptReceipt)
     alice_client.post("/audit/verify/", {})
     verification = ChainVerification.objects.order_by("-id").first()
     assert verification is not None
@@ -234,6 +240,7 @@ def world(demo: Namespace, alice_client: Client) -> Demo:
         key.prefix,
         event,
         verification.pk,
+        kept.code,
     )
 
 
@@ -286,6 +293,7 @@ def page_kwargs(world: Demo) -> dict[str, dict[str, object]]:
         "privacy:erase": portal,
         "privacy:activity": portal,
         "privacy:blocked": portal,
+        "privacy:receipt": {"code": world.receipt_code},
     }
 
 
