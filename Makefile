@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOADTEST_STAMP := $(VENV)/.loadtest-installed
 TORCH_VERSION ?= 2.13.0
+TORCH_INDEX ?=
 
 .PHONY: install run test lint browser loadtest
 
@@ -14,8 +15,10 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# The CPU build of torch first: left to the resolver, torch arrives as a multi-GB CUDA build.
-	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"
+	# torch first, pinned. Where pip's configured indexes or find-links hold the CPU build it is
+	# taken from there; stock PyPI's Linux wheel brings the CUDA libraries (several GB): set
+	# TORCH_INDEX=https://download.pytorch.org/whl/cpu to take the CPU build from PyTorch's index.
+	$(BIN)/python -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "torch==$(TORCH_VERSION)"
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	# The Python SDK (clients/python), tested against the server by tests/clients.
 	$(BIN)/python -m pip install --quiet -e clients/python
