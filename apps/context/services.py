@@ -30,7 +30,7 @@ from apps.pipeline.selectors import (
     session_summary_latest,
     session_summary_through,
 )
-from apps.recall.search import recall_memories
+from apps.recall.search import RecallRequest, recall_memories
 from apps.recall.services import recall_log_create
 from apps.tokens.tokenizers import ModelInfo, Tokenizer, model_table, tokenizer_for
 from memoryhub.exceptions import ApplicationError, NotFound
@@ -197,14 +197,16 @@ def _gather_memories(
     the instructions that apply, decrypted; instructions beyond the first MAX_PROCEDURAL
     (by importance) are left out with the reason "limit"."""
     outcome = recall_memories(
-        actor=actor,
-        namespace=namespace,
-        subject_external_id=spec.subject,
-        query=spec.query,
-        k=spec.recall_k,
-        include_shared=True,
-        log=False,
-        keys=keys,
+        RecallRequest(
+            actor=actor,
+            namespace=namespace,
+            subject_external_id=spec.subject,
+            query=spec.query,
+            k=spec.recall_k,
+            include_shared=True,
+            log=False,
+            keys=keys,
+        )
     )
     gathered = _Gathered(
         subject=outcome.subject,

@@ -51,7 +51,7 @@ from apps.pipeline.ingestion import IncomingMessage, document_ingest, messages_i
 from apps.pipeline.jobs import ingest_job_run
 from apps.pipeline.models import ConsolidationLog, Job, JobStatus, Message, Session, SessionSummary
 from apps.recall.models import RecallLog
-from apps.recall.search import recall_memories
+from apps.recall.search import RecallRequest, recall_memories
 from memoryhub.exceptions import ApplicationError
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -314,12 +314,14 @@ def _memory(actor: Actor, namespace: Namespace, event: _Event, tokens: list[int]
 
 def _recall(actor: Actor, namespace: Namespace, event: _Event, tokens: list[int]) -> None:
     recall_memories(
-        actor=actor,
-        namespace=namespace,
-        subject_external_id=event.subject,
-        query=event.item["query"],
-        k=int(event.item.get("k", 5)),
-        purpose="recall",
+        RecallRequest(
+            actor=actor,
+            namespace=namespace,
+            subject_external_id=event.subject,
+            query=event.item["query"],
+            k=int(event.item.get("k", 5)),
+            purpose="recall",
+        )
     )
 
 
@@ -489,13 +491,15 @@ def demo_eval(*, actor: Actor, k: int = 5, path: Path = EVAL_DATA) -> EvalReport
     rows = []
     for query in read_eval(path):
         outcome = recall_memories(
-            actor=actor,
-            namespace=namespace,
-            subject_external_id=query["subject"],
-            query=query["query"],
-            k=k,
-            log=False,
-            keys=keys,
+            RecallRequest(
+                actor=actor,
+                namespace=namespace,
+                subject_external_id=query["subject"],
+                query=query["query"],
+                k=k,
+                log=False,
+                keys=keys,
+            )
         )
         rank = next(
             (

@@ -31,7 +31,7 @@ from apps.audit.actors import Actor
 from apps.memories.models import Kind
 from apps.memories.services import NewMemory, memories_create_bulk
 from apps.namespaces.services import namespace_create, namespace_delete
-from apps.recall.search import recall_memories
+from apps.recall.search import RecallRequest, recall_memories
 
 ACTOR = Actor.system("manage.py fact_eval")
 DEPTH = 10
@@ -107,12 +107,14 @@ def evaluate(sets: list[FactSet]) -> list[Answer]:
             for question in fact_set.questions:
                 started = time.perf_counter()
                 outcome = recall_memories(
-                    actor=ACTOR,
-                    namespace=namespace,
-                    subject_external_id=fact_set.subject,
-                    query=question.text,
-                    k=DEPTH,
-                    log=False,
+                    RecallRequest(
+                        actor=ACTOR,
+                        namespace=namespace,
+                        subject_external_id=fact_set.subject,
+                        query=question.text,
+                        k=DEPTH,
+                        log=False,
+                    )
                 )
                 milliseconds = (time.perf_counter() - started) * 1000
                 ranked = [hit.memory.pk for hit in outcome.hits]

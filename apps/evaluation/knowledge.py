@@ -194,7 +194,7 @@ def ranking_problems(namespace: Namespace, scenario: Scenario, subject: str) -> 
     both a current and a stale value, with a topic question, are asked; in the portal, a
     memory shown as history ("no longer current") or in doubt may rank anywhere."""
     from apps.privacy.selectors import CURRENT, search, standing
-    from apps.recall.search import recall_memories
+    from apps.recall.search import RecallRequest, recall_memories
 
     query = topic_query(scenario)
     stale = _stale_values(scenario)
@@ -202,7 +202,14 @@ def ranking_problems(namespace: Namespace, scenario: Scenario, subject: str) -> 
         return []
     keys = KeyCache()
     outcome = recall_memories(
-        actor=ACTOR, namespace=namespace, subject_external_id=subject, query=query, k=10, log=False
+        RecallRequest(
+            actor=ACTOR,
+            namespace=namespace,
+            subject_external_id=subject,
+            query=query,
+            k=10,
+            log=False,
+        )
     )
     recalled = [open_memory(keys, hit.memory) for hit in outcome.hits]
     problems = misordered("recall", recalled, scenario.current, stale)

@@ -30,7 +30,7 @@ from apps.evaluation.models import CaseResult, EvalCase, EvalRun, RunStatus
 from apps.memories.models import Memory
 from apps.memories.row_encryption import KeyCache, open_memory, open_row
 from apps.recall import config as recall_config
-from apps.recall.search import RecallHit, recall_memories
+from apps.recall.search import RecallHit, RecallRequest, recall_memories
 from apps.tokens.tokenizers import tokenizer_for
 
 DEPTH = 10  # ranking metrics look at least this deep
@@ -120,14 +120,16 @@ def _ask(
         result.scores = {SKIPPED: 1.0}
         return result
     outcome = recall_memories(
-        actor=actor,
-        namespace=run.namespace,
-        subject_external_id=case.subject.external_id if case.subject is not None else None,
-        query=question,
-        k=max(config.k, DEPTH),
-        config=config,
-        log=False,
-        keys=keys,
+        RecallRequest(
+            actor=actor,
+            namespace=run.namespace,
+            subject_external_id=case.subject.external_id if case.subject is not None else None,
+            query=question,
+            k=max(config.k, DEPTH),
+            config=config,
+            log=False,
+            keys=keys,
+        )
     )
     hits = outcome.hits
     served = hits[: config.k]

@@ -67,45 +67,54 @@ class RecallOutcome:
     subject: Subject | None = None  # the subject searched, if it exists
 
 
-def recall_memories(
-    *,
-    actor: Actor,
-    namespace: Namespace,
-    subject_external_id: str | None,
-    query: str,
-    k: int | None = None,
-    filters: RecallFilters | None = None,
-    include_shared: bool = True,
-    mmr_lambda: float | None = None,
-    weights: ranking.Weights | None = None,
-    purpose: str = "recall",
-    log: bool = True,
-    keys: KeyCache | None = None,
-    every_subject: bool = False,
-    config: RecallConfig | None = None,
-    min_relevance: float | None = None,
-) -> RecallOutcome:
-    """The k memories of the subject (and shared ones) most relevant to `query`, best first,
-    each with its score components. Writes one RecallLog row unless `log` is False.
+@dataclass(frozen=True)
+class RecallRequest:
+    """What a recall asks. `config` is the recall configuration (default: the namespace's);
+    `k`, `mmr_lambda`, `weights` and `min_relevance`, when given, override its own.
+    `every_subject` searches the whole namespace (the dashboard's explorer without a subject
+    filter): `subject_external_id` must then be None. With `min_relevance` the hits below it
+    are left out, so a query about something never stored can get none
+    (`relevance.DEFAULT_MIN_RELEVANCE` is the recommended value). `log=False` writes no
+    RecallLog row; `keys` shares a key cache with the caller."""
 
-    `config` is the recall configuration (default: the namespace's); `k`, `mmr_lambda`,
-    `weights` and `min_relevance`, when given, override its own. `every_subject` searches the
-    whole namespace (the dashboard's explorer without a subject filter):
-    `subject_external_id` must then be None.
+    actor: Actor
+    namespace: Namespace
+    query: str
+    subject_external_id: str | None = None
+    k: int | None = None
+    filters: RecallFilters | None = None
+    include_shared: bool = True
+    mmr_lambda: float | None = None
+    weights: ranking.Weights | None = None
+    purpose: str = "recall"
+    log: bool = True
+    keys: KeyCache | None = None
+    every_subject: bool = False
+    config: RecallConfig | None = None
+    min_relevance: float | None = None
 
-    Each hit carries a `relevance` in 0..1 (also `components["relevance"]`); with
-    `min_relevance` the hits below it are left out, so a query about something never stored
-    can get none (`relevance.DEFAULT_MIN_RELEVANCE` is the recommended value)."""
-    config = config or config_of(namespace.recall_config)
-    k = config.k if k is None else k
-    mmr_lambda = config.mmr if mmr_lambda is None else mmr_lambda
-    min_relevance = config.min_relevance if min_relevance is None else min_relevance
-    weights = weights or config.weights
+
+@dataclass(frozen=True)
+class _Plan:
+    """A request with the configuration's defaults filled in, checked."""
+
+    config: RecallConfig
+    k: int
+    mmr_lambda: float | None
+    min_relevance: float | None
+    weights: ranking.Weights
+    half_life: float
+    filters: RecallFilters
+
+
+def _plan(request: RecallRequest) -> _Plan:
+    config = request.config or config_of(request.namespace.recall_config)
+    k = config.k if request.k is None else request.k
+    min_relevance = config.min_relevance if request.min_relevance is None else request.min_relevance
+    weights = request.weights or config.weights
     if not config.neighbour_context:
         weights = replace(weights, context=0.0, neighbour_tokens=0.0)
-    half_life = (
-        namespace.recency_half_life_days if config.half_life_days is None else config.half_life_days
-    )
+    query = request.query
     if not query or not query.strip():
         raise ApplicationError("The query is empty.", details={"query": ["required"]})
     if len(query) > MAX_QUERY_CHARS:
@@ -119,10 +128,77 @@ def recall_memories(
         raise ApplicationError(
             "min_relevance must be between 0 and 1.", details={"min_relevance": ["out of range"]}
         )
-    filters = filters or RecallFilters()
+    return _Plan(
+        config=config,
+        k=k,
+        mmr_lambda=config.mmr if request.mmr_lambda is None else request.mmr_lambda,
+        min_relevance=min_relevance,
+        weights=weights,
+        half_life=(
+            request.namespace.recency_half_life_days
+            if config.half_life_days is None
+            else config.half_life_days
+        ),
+        filters=request.filters or RecallFilters(),
+    )
+
+
+@dataclass
+class _Found:
+    """What the candidate statement found, with what it was asked."""
+
+    subject: Subject | None
+    weights: ranking.Weights  # adapted to the query
+    stats: dict[str, Any]
+    terms: list[int]
+    frequencies: list[int]
+    vectors: Any  # _QueryVectors
+    primary_first: bool
+    latin_query: bool
+    rows: list[dict[str, Any]]  # the scoring columns of each candidate
+    fetched: list[Any]  # the statement's rows, served fields included
+    split: int  # where a fetched row's served fields begin
+
+
+def recall_memories(request: RecallRequest) -> RecallOutcome:
+    """The k memories of the subject (and shared ones) most relevant to the query, best
+    first, each with its score components and a `relevance` in 0..1 (also
+    `components["relevance"]`). Writes one RecallLog row unless `request.log` is False."""
+    plan = _plan(request)
+    keys = request.keys or KeyCache()
     timings: dict[str, float] = {}
     started = time.perf_counter()
+    found = _find(request, plan, keys, timings, started)
 
+    mark = time.perf_counter()
+    ranked = _rank(request, plan, found, keys, timings)
+    timings["score"] = _ms(mark)
+
+    mark = time.perf_counter()
+    hits = _hits(request, plan, found, ranked)
+    recall_id = None
+    if request.log:
+        recall_id = recall_log_create(
+            actor=request.actor,
+            namespace=request.namespace,
+            subject=found.subject,
+            memory_ids=[h.memory.id for h in hits],
+            purpose=request.purpose,
+            duration_ms=round(_ms(started), 3),
+            query=request.query,
+            keys=keys,
+        ).id
+    timings["fetch"] = _ms(mark)
+    timings["total"] = _ms(started)
+    return RecallOutcome(hits=hits, recall_id=recall_id, timings_ms=timings, subject=found.subject)
+
+
+def _find(
+    request: RecallRequest, plan: _Plan, keys: KeyCache, timings: dict[str, float], started: float
+) -> _Found:
+    """The subject, the keyword candidates and the query's vectors, then every candidate's
+    scoring columns from the database."""
+    query, namespace = request.query, request.namespace
     # The query is embedded on another thread (the model and the HTTP client release the
     # GIL) while this one finds the subject and the keyword candidates: the waits overlap.
     spaces = vector_spaces.serving()
@@ -131,16 +207,17 @@ def recall_memories(
     primary_first = spaces.mode == "primary" or (spaces.mode == "routed" and latin_query)
     embedding = _embedder.submit(_timed_embedding, query, primary=primary_first)
     try:
-        keys = keys or KeyCache()
-        subject = keys.subject_with_keys(namespace.pk, subject_external_id)
-        scope = RecallScope(namespace, subject, include_shared, filters, every_subject)
+        subject = keys.subject_with_keys(namespace.pk, request.subject_external_id)
+        scope = RecallScope(
+            namespace, subject, request.include_shared, plan.filters, request.every_subject
+        )
         terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
-        weights = ranking.adapt(weights, query, vectors_read_cjk=spaces.mode != "primary")
+        weights = ranking.adapt(plan.weights, query, vectors_read_cjk=spaces.mode != "primary")
         stats = statements.population_stats(scope.unfiltered())
         # Filters narrow the population: its statistics are then only counted where needed.
-        known = stats.get("common", {}) if filters == RecallFilters() else {}
+        known = stats.get("common", {}) if plan.filters == RecallFilters() else {}
         keyword_ids, frequencies = statements.keyword_candidates(
-            scope, terms, stats, weights, known, limit=config.keyword_candidates
+            scope, terms, stats, weights, known, limit=plan.config.keyword_candidates
         )
     except BaseException:
         embedding.cancel()
@@ -148,12 +225,32 @@ def recall_memories(
     timings["keyword"] = _ms(started)
     query_vector, _, timings["embed"] = embedding.result()
     vectors = _query_vectors(spaces, query, query_vector, primary_first, stats, timings)
-
     mark = time.perf_counter()
-    # Similarities are computed by the database: vectors never travel to Python for scoring.
-    # The connection's HNSW settings (settings.HNSW_SEARCH_OPTIONS) keep the graph walk going
-    # until enough rows pass the subject filter, with memory for it: at the defaults, a
-    # subject whose memories all lie beyond thousands of others' got one candidate, not forty.
+    embedded = stats.get("embedded" if primary_first else "embedded_multilingual", 0)
+    rows, fetched, split = _candidate_rows(
+        scope, vectors, terms, keyword_ids, stats, plan.config, embedded
+    )
+    timings["candidates"] = _ms(mark)
+    return _Found(
+        subject, weights, stats, terms, frequencies, vectors, primary_first, latin_query,
+        rows, fetched, split,
+    )  # fmt: skip
+
+
+def _candidate_rows(
+    scope: RecallScope,
+    vectors: Any,
+    terms: list[int],
+    keyword_ids: Any,
+    stats: dict[str, Any],
+    config: RecallConfig,
+    embedded: int,
+) -> tuple[list[dict[str, Any]], list[Any], int]:
+    """Similarities are computed by the database: vectors never travel to Python for
+    scoring. The connection's HNSW settings (settings.HNSW_SEARCH_OPTIONS) keep the graph
+    walk going until enough rows pass the subject filter, with memory for it: at the
+    defaults, a subject whose memories all lie beyond thousands of others' got one candidate,
+    not forty."""
     exact = stats["documents"] <= EXACT_SCAN_DOCUMENTS
     with statements.bound_cursor() as cursor:
         while True:
@@ -165,53 +262,68 @@ def recall_memories(
             split = len(cursor.description) - len(statements.SERVED_FIELDS)
             columns = [column.name for column in cursor.description[:split]]
             fetched = cursor.fetchall()
-            candidate_rows = [dict(zip(columns, row[:split], strict=True)) for row in fetched]
-            nearest = sum(1 for row in candidate_rows if row["nearest"])
-            embedded = stats.get("embedded" if primary_first else "embedded_multilingual", 0)
+            rows = [dict(zip(columns, row[:split], strict=True)) for row in fetched]
+            nearest = sum(1 for row in rows if row["nearest"])
             if exact or nearest >= min(config.vector_candidates, embedded):
-                break
+                return rows, fetched, split
             # The graph walk came back short (a selective filter, or a graph crowded with
             # deleted or duplicate vectors): compare every vector instead.
             exact = True
-    timings["candidates"] = _ms(mark)
 
-    mark = time.perf_counter()
-    term_array = np.asarray(sorted(set(terms)), dtype=np.int64)
-    candidates = _as_candidates(candidate_rows, term_array, half_life, latin_query)
+
+@dataclass
+class _Ranked:
+    scored: Any  # ranking.Scored
+    order: Any  # candidate indexes, best first
+    relevances: Any  # np.ndarray, one per served candidate
+    memories: dict[int, Memory]  # candidate index -> its Memory, read when needed
+    reranked: dict[int, float]
+
+
+def _rank(
+    request: RecallRequest, plan: _Plan, found: _Found, keys: KeyCache, timings: dict[str, float]
+) -> _Ranked:
+    """Score the candidates, rerank and diversify as configured, and leave out those below
+    the relevance floor (before anything is read or logged: the log lists what was served)."""
+    query, rows = request.query, found.rows
+    term_array = np.asarray(sorted(set(found.terms)), dtype=np.int64)
+    candidates = _as_candidates(rows, term_array, plan.half_life, found.latin_query)
+    stats = found.stats
     corpus = ranking.Corpus(
         documents=stats["documents"] or 0,
         average_length=float(stats["length"] or 0.0),
-        document_frequency=np.asarray(frequencies or [0] * term_array.size, dtype=np.float64),
+        document_frequency=np.asarray(found.frequencies or [0] * term_array.size, dtype=np.float64),
     )
-    scored = ranking.score(candidates, query=query, corpus=corpus, weights=weights)
-    order = scored.order[:k]
-    # Candidate index -> its Memory, built from the candidate statement's row when needed.
+    scored = ranking.score(candidates, query=query, corpus=corpus, weights=found.weights)
+    order = scored.order[: plan.k]
     memories: dict[int, Memory] = {}
     reranked: dict[int, float] = {}
-    if config.rerank and len(candidates) and (reranker := rerank.configured()) is not None:
-        pool = [int(i) for i in scored.order[: config.rerank_candidates]]
-        memories.update(_served(fetched, split, pool))
+    if plan.config.rerank and len(candidates) and (reranker := rerank.configured()) is not None:
+        pool = [int(i) for i in scored.order[: plan.config.rerank_candidates]]
+        memories.update(_served(found.fetched, found.split, pool))
         reranked = _rerank(reranker, query, {i: memories[i] for i in pool}, keys, timings)
         if reranked:
             top = sorted(reranked, key=lambda i: -reranked[i])
-            order = np.asarray(top + [i for i in scored.order if i not in reranked])[:k]
-    if mmr_lambda is not None and len(candidates):
-        order = _diversify(candidate_rows, scored, k, mmr_lambda, vectors)
-    by_multilingual = vectors.by_multilingual([row["latin_script"] for row in candidate_rows])
+            order = np.asarray(top + [i for i in scored.order if i not in reranked])[: plan.k]
+    if plan.mmr_lambda is not None and len(candidates):
+        order = _diversify(rows, scored, plan.k, plan.mmr_lambda, found.vectors)
+    by_multilingual = found.vectors.by_multilingual([row["latin_script"] for row in rows])
     relevances = _relevances(
-        query, candidates, by_multilingual, corpus, scored, order, term_array, keys, namespace
-    )
-    if min_relevance is not None:
-        # Left out before anything is read or logged: the log lists what was served.
-        kept = relevances >= min_relevance
+        query, candidates, by_multilingual, corpus, scored, order, term_array, keys,
+        request.namespace,
+    )  # fmt: skip
+    if plan.min_relevance is not None:
+        kept = relevances >= plan.min_relevance
         order, relevances = np.asarray(order)[kept], relevances[kept]
-    timings["score"] = _ms(mark)
+    return _Ranked(scored, order, relevances, memories, reranked)
 
-    mark = time.perf_counter()
-    # The served memories, as the candidate statement read them (no second query). Their
-    # vectors and token arrays stayed in the database: only content and fields came out.
-    memories.update(_served(fetched, split, [i for i in order if i not in memories]))
-    if filters.include_history:
+
+def _hits(request: RecallRequest, plan: _Plan, found: _Found, ranked: _Ranked) -> list[RecallHit]:
+    """The served memories, as the candidate statement read them (no second query): their
+    vectors and token arrays stayed in the database, only content and fields came out."""
+    memories, order, relevances = ranked.memories, ranked.order, ranked.relevances
+    memories.update(_served(found.fetched, found.split, [i for i in order if i not in memories]))
+    if plan.filters.include_history:
         # What holds before what held: history follows every current memory found.
         current_first = sorted(
             range(len(order)), key=lambda n: memories[int(order[n])].valid_to is not None
@@ -219,48 +331,33 @@ def recall_memories(
         order = np.asarray(order)[current_first]
         relevances = np.asarray(relevances)[current_first]
     # Keyed by subject_id, which is None for shared memories (found: none).
+    subject = found.subject
     subjects: dict[uuid.UUID | None, Subject] = {subject.pk: subject} if subject is not None else {}
-    if every_subject:
+    if request.every_subject:
         owners = {memory.subject_id for memory in memories.values()} - {None}
         subjects.update(Subject.objects.in_bulk(owners))
+    scored, reranked = ranked.scored, ranked.reranked
     hits: list[RecallHit] = []
     for i, hit_relevance in zip(order, relevances.tolist(), strict=True):
         memory = memories[i]
-        memory.namespace = namespace
+        memory.namespace = request.namespace
         memory.subject = subjects.get(memory.subject_id)
+        components = {
+            name: round(float(getattr(scored, name)[i]), 6)
+            for name in ("vector", "context", "keyword", "boosts", "recency", "importance", "final")
+        }
+        if i in reranked:
+            components["rerank"] = round(reranked[i], 6)
+        components["relevance"] = round(hit_relevance, 6)
         hits.append(
             RecallHit(
                 memory=memory,
                 score=round(float(scored.final[i]), 6),
-                components={
-                    "vector": round(float(scored.vector[i]), 6),
-                    "context": round(float(scored.context[i]), 6),
-                    "keyword": round(float(scored.keyword[i]), 6),
-                    "boosts": round(float(scored.boosts[i]), 6),
-                    "recency": round(float(scored.recency[i]), 6),
-                    "importance": round(float(scored.importance[i]), 6),
-                    "final": round(float(scored.final[i]), 6),
-                    **({"rerank": round(reranked[i], 6)} if i in reranked else {}),
-                    "relevance": round(hit_relevance, 6),
-                },
+                components=components,
                 relevance=round(hit_relevance, 6),
             )
         )
-    recall_id = None
-    if log:
-        recall_id = recall_log_create(
-            actor=actor,
-            namespace=namespace,
-            subject=subject,
-            memory_ids=[h.memory.id for h in hits],
-            purpose=purpose,
-            duration_ms=round(_ms(started), 3),
-            query=query,
-            keys=keys,
-        ).id
-    timings["fetch"] = _ms(mark)
-    timings["total"] = _ms(started)
-    return RecallOutcome(hits=hits, recall_id=recall_id, timings_ms=timings, subject=subject)
+    return hits
 
 
 def _as_candidates(

@@ -54,18 +54,18 @@ def test_log_in_assemble_switch_strategy_and_compare(seeded: None, live_server, 
 
     page.select_option("#id_strategy", "summary")
     page.click("button:has-text('Assemble')")
-    page.locator("#result h2 small", has_text="summary").wait_for()
+    page.locator("#result h2 small", has_text="summary").wait_for()  # "(summary, model)"
     # The summary stands for the turns it covers: they are not sent, but listed as dropped.
     sent = page.locator("#result .section.sec-turns").all_inner_texts()
     assert not any("I am planning a dinner party" in text for text in sent)
     dropped = page.locator("#result table.dropped tr", has_text="I am planning a dinner party")
-    assert dropped.locator(".reason").inner_text() == "summarized"
+    assert dropped.locator(".reason").inner_text() == "in the summary"
 
     page.check("#id_compare")
     page.click("button:has-text('Assemble')")
     page.locator(".compare .strategy").first.wait_for()
     strategies = page.locator(".compare .strategy h3").all_inner_texts()
-    assert strategies == ["buffer", "window", "summary", "summary_buffer"]
+    assert strategies == ["buffer", "window", "summary", "summary + buffer"]
 
     page.click("button:has-text('Save and share')")
     link = page.locator(".share-link")

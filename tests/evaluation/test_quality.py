@@ -28,7 +28,7 @@ from apps.memories.models import Memory
 from apps.namespaces.models import Namespace
 from apps.recall import config as recall_config
 from apps.recall.models import RecallLog
-from apps.recall.search import recall_memories
+from apps.recall.search import RecallRequest, recall_memories
 from apps.recall.services import recall_feedback_give, recall_queries_forget, recall_query
 from memoryhub.exceptions import ApplicationError
 from tests.governance.conftest import Cast
@@ -153,7 +153,9 @@ def test_another_namespace_s_memory_cannot_be_expected(cast: Cast) -> None:
 @pytest.mark.django_db
 def test_a_set_is_made_from_recalls_with_positive_feedback(cast: Cast) -> None:
     outcome = recall_memories(
-        actor=ACTOR, namespace=cast.acme, subject_external_id="u1", query=f"tea {CANARY}"
+        RecallRequest(
+            actor=ACTOR, namespace=cast.acme, subject_external_id="u1", query=f"tea {CANARY}"
+        )
     )
     assert outcome.recall_id is not None
     log = RecallLog.objects.get(pk=outcome.recall_id)
@@ -183,7 +185,9 @@ def test_a_set_is_made_from_recalls_with_positive_feedback(cast: Cast) -> None:
 @pytest.mark.django_db
 def test_a_case_is_added_from_a_recall_log_row(cast: Cast) -> None:
     outcome = recall_memories(
-        actor=ACTOR, namespace=cast.acme, subject_external_id="u1", query="Which tea?"
+        RecallRequest(
+            actor=ACTOR, namespace=cast.acme, subject_external_id="u1", query="Which tea?"
+        )
     )
     eval_set = eval_set_create_empty(actor=ACTOR, namespace=cast.acme, name="by hand")
     chosen = str(outcome.hits[0].memory.pk)
@@ -299,7 +303,9 @@ def test_variants_compare_and_the_promoted_one_serves(cast: Cast) -> None:
     assert event.details["changed"] == ["k", "weights"]
     # The namespace's configuration now serves: three results when a request names no k.
     outcome = recall_memories(
-        actor=ACTOR, namespace=namespace, subject_external_id="u1", query="tea", log=False
+        RecallRequest(
+            actor=ACTOR, namespace=namespace, subject_external_id="u1", query="tea", log=False
+        )
     )
     assert len(outcome.hits) <= 3
     assert all(hit.components["vector"] >= 0 for hit in outcome.hits)

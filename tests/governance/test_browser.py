@@ -76,7 +76,8 @@ def test_it_approves_the_focused_review_item_with_the_keyboard(
     focused = page.locator(".queue-item:focus")
     focused.wait_for()
     label = focused.get_attribute("aria-label") or ""
-    assert label == f"pending: {cast.pending.pk}", label  # the first item: the pending one
+    assert label == "Pending review: a memory of u1", label  # the first item: the pending one
+    assert focused.get_attribute("data-memory") == str(cast.pending.pk)
 
     page.keyboard.press("a")
     done = page.locator(".queue-item.done[data-done='approve']")
@@ -85,7 +86,7 @@ def test_it_approves_the_focused_review_item_with_the_keyboard(
     subject = cast.pending.subject.external_id if cast.pending.subject else ""
     assert f"a memory of {subject}" in done.inner_text()
     assert str(cast.pending.pk) not in done.inner_text()
-    assert page.locator(f".queue-item[aria-label='pending: {cast.pending.pk}']").count() == 0
+    assert page.locator(f".queue-item[data-memory='{cast.pending.pk}']").count() == 0
     memory = Memory.objects.get(pk=cast.pending.pk)
     assert memory.status == Status.ACTIVE
     assert memory.metadata.get("reviewed_at")
@@ -94,7 +95,7 @@ def test_it_approves_the_focused_review_item_with_the_keyboard(
 
     # A key typed into a field is text, not a shortcut: the page has no field of its own, so
     # put one inside the focused item (where `a` would otherwise approve it).
-    item_label = page.evaluate("document.activeElement.getAttribute('aria-label')")
+    item_label = page.evaluate("document.activeElement.getAttribute('data-memory')")
     page.evaluate(
         """() => { const field = document.createElement('input');
         field.id = 'typing'; field.setAttribute('aria-label', 'typing');
@@ -106,11 +107,11 @@ def test_it_approves_the_focused_review_item_with_the_keyboard(
     assert len(posts) == approvals, posts[approvals:]
     assert page.input_value("#typing") == "aj?"
     assert page.locator(".queue-item.done").count() == 1
-    assert page.locator(f".queue-item[aria-label='{item_label}']:not(.done)").count() == 1
+    assert page.locator(f".queue-item[data-memory='{item_label}']:not(.done)").count() == 1
     assert not page.locator("#shortcuts").evaluate("dialog => dialog.open")
 
     # `?` (outside a field) opens the shortcuts; Escape closes them.
-    page.locator(f".queue-item[aria-label='{item_label}']").focus()
+    page.locator(f".queue-item[data-memory='{item_label}']").focus()
     page.keyboard.press("?")
     page.locator("#shortcuts").wait_for(state="visible")
     assert page.locator("#shortcuts").evaluate("dialog => dialog.open")
@@ -251,6 +252,7 @@ def test_it_filters_and_approves_without_javascript(
         page = context.new_page()
         log_in(page, base, "eddie")
         page.goto(f"{base}/n/acme/memories/")
+        page.click("details.fold > summary")  # folded without the script that opens it wide
         page.select_option("#id_kind", "episodic")
         page.click("form.filters button[type=submit]")
         page.wait_for_url(re.compile(r"/n/acme/memories/\?.*kind=episodic"))
@@ -262,12 +264,12 @@ def test_it_filters_and_approves_without_javascript(
         }
 
         page.goto(f"{base}/n/acme/review/")
-        item = page.locator(f".queue-item[aria-label='pending: {cast.pending.pk}']")
+        item = page.locator(f".queue-item[data-memory='{cast.pending.pk}']")
         item.locator("button[value=approve]").click()
         page.wait_for_load_state()
         assert page.url == f"{base}/n/acme/review/"  # posted, then redirected back
         assert "Done: Approve." in page.inner_text(".messages")
-        assert page.locator(f".queue-item[aria-label='pending: {cast.pending.pk}']").count() == 0
+        assert page.locator(f".queue-item[data-memory='{cast.pending.pk}']").count() == 0
         memory = Memory.objects.get(pk=cast.pending.pk)
         assert memory.status == Status.ACTIVE
         assert memory.metadata.get("reviewed_at")

@@ -57,7 +57,7 @@ def test_a_reviewer_confirms_one_in_english_and_ends_one_in_chinese(
     page.goto(f"{base}/n/clinic/review/")
     section = page.locator("section.queue-section", has_text="Disputed")
     assert section.locator(".queue-item").count() == 2
-    item = page.locator(f".queue-item[aria-label='disputed: {disputed['en'].pk}']")
+    item = page.locator(f".queue-item[data-reason='disputed'][data-memory='{disputed['en'].pk}']")
     assert "My doctor took me off the metformin." in item.inner_text()
     assert "The user takes metformin." in item.inner_text()
     item.focus()
@@ -74,7 +74,7 @@ def test_a_reviewer_confirms_one_in_english_and_ends_one_in_chinese(
     log_in(page, base, "eddie")
     page.goto(f"{base}/n/clinic/review/")
     assert "有争议" in page.locator("section.queue-section h2").first.inner_text()
-    item = page.locator(f".queue-item[aria-label='disputed: {disputed['zh'].pk}']")
+    item = page.locator(f".queue-item[data-reason='disputed'][data-memory='{disputed['zh'].pk}']")
     assert "医生说我对花生过敏可能是误诊。" in item.inner_text()
     assert "确认" in item.inner_text()
     assert "结束" in item.inner_text()

@@ -17,7 +17,7 @@ from apps.governance.selectors import review_counts
 from apps.memories.models import Memory
 from apps.pipeline.models import Job
 from apps.recall.models import RecallLog
-from apps.recall.search import recall_memories
+from apps.recall.search import RecallRequest, recall_memories
 from tests.governance.conftest import Cast
 
 ACTOR = Actor.system("tests")
@@ -105,7 +105,9 @@ def test_it_shows_only_the_users_namespaces(cast: Cast) -> None:
 
 
 def test_it_records_recall_time_and_context_tokens(cast: Cast) -> None:
-    recall_memories(actor=ACTOR, namespace=cast.acme, subject_external_id="u1", query="tea")
+    recall_memories(
+        RecallRequest(actor=ACTOR, namespace=cast.acme, subject_external_id="u1", query="tea")
+    )
     logged = RecallLog.objects.filter(namespace=cast.acme).latest("created_at")
     assert logged.duration_ms is not None
     assert logged.duration_ms > 0

@@ -17,7 +17,7 @@ from apps.memories.multilingual import set_multilingual_provider
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.memories.services import memories_reembed, memory_create
 from apps.memories.tasks import reembed
-from apps.recall.search import recall_memories
+from apps.recall.search import RecallRequest, recall_memories
 from tests.conftest import Tenant, stop_process
 from tests.embedder import DeterministicEmbedder
 from tests.pipeline.test_worker import (  # noqa: F401
@@ -75,12 +75,14 @@ def test_a_killed_worker_s_fill_is_finished_by_the_next_and_serves_only_once_com
         cache.clear()
         assert vector_spaces.serving().mode == "primary"  # no query meets a half-filled column
         outcome = recall_memories(
-            actor=ACTOR,
-            namespace=acme.namespace,
-            subject_external_id="u1",
-            query="集邮",
-            k=12,
-            log=False,
+            RecallRequest(
+                actor=ACTOR,
+                namespace=acme.namespace,
+                subject_external_id="u1",
+                query="集邮",
+                k=12,
+                log=False,
+            )
         )
         assert len(outcome.hits) == 12
 

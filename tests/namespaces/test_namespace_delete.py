@@ -22,7 +22,7 @@ from apps.namespaces.services import namespace_delete
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
 from apps.pipeline.models import ConsolidationLog, Job, JobStatus, Message, Session, SessionSummary
 from apps.recall.models import RecallLog
-from apps.recall.search import recall_memories
+from apps.recall.search import RecallRequest, recall_memories
 from tests.conftest import Tenant
 
 ACTOR = Actor.system("tests")
@@ -64,7 +64,9 @@ def populate(tenant: Tenant) -> None:
         ],
     )
     assert job.status == JobStatus.SUCCEEDED, job.error
-    recall_memories(actor=ACTOR, namespace=namespace, subject_external_id="u1", query="tea")
+    recall_memories(
+        RecallRequest(actor=ACTOR, namespace=namespace, subject_external_id="u1", query="tea")
+    )
     playground_config_save(actor=ACTOR, user=None, namespace=namespace, config={"query": "tea"})
 
 

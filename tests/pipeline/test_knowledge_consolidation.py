@@ -116,18 +116,20 @@ def test_a_corrected_turn_ranks_below_what_corrected_it(
     message that corrected it, and wherever both are found recall ranks it below that
     message's turn and facts."""
     from apps.audit.actors import Actor
-    from apps.recall.search import recall_memories
+    from apps.recall.search import RecallRequest, recall_memories
 
     say(acme, first)
     say(acme, correction)
     old = next(m for m in Memory.objects.filter(kind="episodic") if m.metadata.get("outdated_by"))
     outcome = recall_memories(
-        actor=Actor.system("tests"),
-        namespace=acme.namespace,
-        subject_external_id="u1",
-        query=query,
-        k=10,
-        log=False,
+        RecallRequest(
+            actor=Actor.system("tests"),
+            namespace=acme.namespace,
+            subject_external_id="u1",
+            query=query,
+            k=10,
+            log=False,
+        )
     )
     ranked = [hit.memory for hit in outcome.hits]
     keys = KeyCache()

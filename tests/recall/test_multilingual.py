@@ -17,7 +17,7 @@ from apps.memories.models import Memory, VectorColumn, VectorFill
 from apps.memories.multilingual import is_latin_script, set_multilingual_provider
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.memories.services import memories_reembed, memory_create
-from apps.recall.search import recall_memories
+from apps.recall.search import RecallRequest, recall_memories
 from tests.conftest import Tenant
 from tests.embedder import EnglishOnlyEmbedder
 
@@ -47,12 +47,14 @@ def remember_facts(tenant: Tenant) -> None:
 
 def top(tenant: Tenant, query: str) -> str:
     outcome = recall_memories(
-        actor=ACTOR,
-        namespace=tenant.namespace,
-        subject_external_id="u1",
-        query=query,
-        k=3,
-        log=False,
+        RecallRequest(
+            actor=ACTOR,
+            namespace=tenant.namespace,
+            subject_external_id="u1",
+            query=query,
+            k=3,
+            log=False,
+        )
     )
     return open_memory(KeyCache(), outcome.hits[0].memory)
 
@@ -100,12 +102,14 @@ def test_the_english_only_model_alone_cannot_tell_chinese_facts_apart(
 ) -> None:
     remember_facts(acme)
     outcome = recall_memories(
-        actor=ACTOR,
-        namespace=acme.namespace,
-        subject_external_id="u1",
-        query="他做什么工作？",
-        k=5,
-        log=False,
+        RecallRequest(
+            actor=ACTOR,
+            namespace=acme.namespace,
+            subject_external_id="u1",
+            query="他做什么工作？",
+            k=5,
+            log=False,
+        )
     )
     chinese = {
         round(hit.components["vector"], 6)

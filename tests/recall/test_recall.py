@@ -18,7 +18,7 @@ from apps.memories.models import Memory
 from apps.memories.services import NewMemory, memories_create_bulk, memory_create
 from apps.recall.config import RecallConfig
 from apps.recall.models import RecallLog
-from apps.recall.search import RecallFilters, recall_memories
+from apps.recall.search import RecallFilters, RecallRequest, recall_memories
 from memoryhub.exceptions import ApplicationError
 from tests.conftest import Tenant, api_client, make_api_key
 from tests.embedder import DeterministicEmbedder
@@ -39,7 +39,13 @@ def remember(tenant: Tenant, subject: str | None, content: str, **fields) -> Mem
 
 def recall(tenant: Tenant, subject: str | None, query: str, **options):
     return recall_memories(
-        actor=ACTOR, namespace=tenant.namespace, subject_external_id=subject, query=query, **options
+        RecallRequest(
+            actor=ACTOR,
+            namespace=tenant.namespace,
+            subject_external_id=subject,
+            query=query,
+            **options,
+        )
     )
 
 

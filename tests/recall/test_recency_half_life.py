@@ -14,7 +14,7 @@ from apps.memories.models import Memory
 from apps.memories.services import memory_create
 from apps.namespaces.services import namespace_update
 from apps.recall.ranking import Weights
-from apps.recall.search import recall_memories
+from apps.recall.search import RecallRequest, recall_memories
 from tests.conftest import Tenant
 
 ACTOR = Actor.system("tests")
@@ -59,7 +59,9 @@ def test_of_two_equal_memories_the_newer_ranks_first(
     else:
         old, new = remember(acme, 90), remember(acme, 1)
     outcome = recall_memories(
-        actor=ACTOR, namespace=acme.namespace, subject_external_id="u1", query=QUERY, k=2
+        RecallRequest(
+            actor=ACTOR, namespace=acme.namespace, subject_external_id="u1", query=QUERY, k=2
+        )
     )
     assert [hit.memory.id for hit in outcome.hits] == [new.id, old.id]
     first, second = (hit.components for hit in outcome.hits)

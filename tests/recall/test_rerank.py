@@ -13,7 +13,7 @@ from apps.audit.actors import Actor
 from apps.memories.services import NewMemory, memories_create_bulk
 from apps.recall import rerank
 from apps.recall.config import RecallConfig
-from apps.recall.search import recall_memories
+from apps.recall.search import RecallRequest, recall_memories
 from tests.conftest import Tenant
 from tests.loopback import LoopbackStub
 
@@ -68,10 +68,10 @@ def texts(outcome: Any) -> list[str]:
 
 
 def ask(tenant: Tenant, config: RecallConfig) -> Any:
-    return recall_memories(
+    return recall_memories(RecallRequest(
         actor=ACTOR, namespace=tenant.namespace, subject_external_id="u1",
         query="What animals did the user talk about?", config=config, log=False,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 @pytest.mark.django_db

@@ -84,7 +84,9 @@ def test_a_large_subject_gets_an_index_that_recall_uses_until_the_subject_is_era
     monkeypatch.setattr(recall_module, "EXACT_SCAN_DOCUMENTS", 0)
     with recorded_statements() as statements:
         outcome = recall_module.recall_memories(
-            actor=ACTOR, namespace=acme.namespace, subject_external_id="big", query="birds", k=5
+            recall_module.RecallRequest(
+                actor=ACTOR, namespace=acme.namespace, subject_external_id="big", query="birds", k=5
+            )
         )
     assert len(outcome.hits) == 5
     # The first search (an exact one may follow should the walk come back short), planned

@@ -39,7 +39,7 @@ from apps.namespaces import pages
 from apps.namespaces.models import Namespace
 from apps.recall.config import config_of
 from apps.recall.relevance import DEFAULT_MIN_RELEVANCE
-from apps.recall.search import recall_memories
+from apps.recall.search import RecallRequest, recall_memories
 from apps.recall.statements import RecallFilters
 from memoryhub.exceptions import ApplicationError
 
@@ -141,23 +141,25 @@ def _search(
     keys = KeyCache()  # one per request: recall and the snippets share the unwrapped keys
     try:
         outcome = recall_memories(
-            actor=actor_of(request),
-            namespace=namespace,
-            keys=keys,
-            subject_external_id=subject,
-            query=query,
-            k=SEARCH_HITS,
-            filters=RecallFilters(
-                kinds=[data["kind"]] if data.get("kind") else [],
-                tags=[tag for tag in (data.get("tag"), data.get("pii")) if tag],
-                # The Superseded filter searches history (below, it keeps only history).
-                include_history=data.get("status") == SUPERSEDED,
-            ),
-            log=False,  # the recall log is what apps were served; this read is audited
-            every_subject=subject is None,
-            # Below the namespace's relevance floor (the recommended one when it sets none)
-            # nothing matched: a query about nothing stored shows no "hits".
-            min_relevance=_floor(namespace),
+            RecallRequest(
+                actor=actor_of(request),
+                namespace=namespace,
+                keys=keys,
+                subject_external_id=subject,
+                query=query,
+                k=SEARCH_HITS,
+                filters=RecallFilters(
+                    kinds=[data["kind"]] if data.get("kind") else [],
+                    tags=[tag for tag in (data.get("tag"), data.get("pii")) if tag],
+                    # The Superseded filter searches history (below, it keeps only history).
+                    include_history=data.get("status") == SUPERSEDED,
+                ),
+                log=False,  # the recall log is what apps were served; this read is audited
+                every_subject=subject is None,
+                # Below the namespace's relevance floor (the recommended one when it sets none)
+                # nothing matched: a query about nothing stored shows no "hits".
+                min_relevance=_floor(namespace),
+            )
         )
     except ApplicationError as error:
         messages.error(request, error.message)

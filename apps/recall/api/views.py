@@ -17,7 +17,7 @@ from apps.recall.api.serializers import (
     RecallRequestSerializer,
     RecallResponseSerializer,
 )
-from apps.recall.search import RecallFilters, recall_memories
+from apps.recall.search import RecallFilters, RecallRequest, recall_memories
 from apps.recall.services import recall_feedback_give
 from memoryhub.api.serializers import error_responses
 
@@ -38,22 +38,24 @@ class RecallView(NamespacedAPIView):
         data = serializer.validated_data
         filters = data.get("filters") or {}
         outcome = recall_memories(
-            actor=self.actor,
-            namespace=self.namespace,
-            subject_external_id=data["subject"],
-            query=data["query"],
-            k=data["k"],
-            filters=RecallFilters(
-                kinds=filters.get("kind", []),
-                tags=filters.get("tags", []),
-                since=filters.get("since"),
-                until=filters.get("until"),
-                metadata=filters.get("metadata", {}),
-                include_history=data["include_history"],
-            ),
-            include_shared=data["include_shared"],
-            mmr_lambda=data["mmr"],
-            min_relevance=data["min_relevance"],
+            RecallRequest(
+                actor=self.actor,
+                namespace=self.namespace,
+                subject_external_id=data["subject"],
+                query=data["query"],
+                k=data["k"],
+                filters=RecallFilters(
+                    kinds=filters.get("kind", []),
+                    tags=filters.get("tags", []),
+                    since=filters.get("since"),
+                    until=filters.get("until"),
+                    metadata=filters.get("metadata", {}),
+                    include_history=data["include_history"],
+                ),
+                include_shared=data["include_shared"],
+                mmr_lambda=data["mmr"],
+                min_relevance=data["min_relevance"],
+            )
         )
         opened = memories_open([hit.memory for hit in outcome.hits])
         results = [
