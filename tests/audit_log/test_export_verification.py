@@ -1,11 +1,12 @@
-"""The README's procedure ("Verifying an audit export without MemoryHub") on a real export:
-the script below is the README's, copied verbatim, run by a separate Python with the standard
-library only. It accepts an intact export, names a tampered line, and tells a filtered
-export's gaps from a break."""
+"""The documented procedure (docs/protection.md, "Verifying an audit export without
+MemoryHub") on a real export: the script is read from that page and run by a separate Python
+with the standard library only. It accepts an intact export, names a tampered line, and tells
+a filtered export's gaps from a break."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,31 +17,16 @@ from django.test import Client
 from apps.audit.services import audit_record
 from tests.audit_log.conftest import ACTOR, AuditCast, streamed
 
-# Verbatim from the README section: keep the two the same.
-VERIFY_SCRIPT = r"""
-import hashlib, json, sys
+PROTECTION_DOC = Path(__file__).resolve().parents[2] / "docs" / "protection.md"
 
-FIELDS = ("id", "created_at", "actor_type", "actor_id", "actor_name", "action", "namespace_id",
-          "namespace_slug", "subject_id", "object_type", "object_id", "request_id", "ip",
-          "outcome", "details", "prev_hash")
-complete = "--complete" in sys.argv[1:-1]  # unfiltered export: starts at the genesis, no gaps
-bad = number = 0
-previous = {"id": 0, "hash": "0" * 64}  # the genesis
-for number, line in enumerate(open(sys.argv[-1], encoding="utf-8"), 1):
-    event = json.loads(line)
-    body = json.dumps({name: event[name] for name in FIELDS}, sort_keys=True,
-                      separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    if hashlib.sha256(body).hexdigest() != event["hash"]:
-        bad += 1; print(f"line {number}, event {event['id']}: hash does not match its fields")
-    if event["prev_hash"] != previous["hash"]:
-        if event["id"] != previous["id"] + 1 and not complete:
-            print(f"line {number}, event {event['id']}: the event before it is not in this export")
-        else:
-            bad += 1; print(f"line {number}, event {event['id']}: prev_hash is not the hash before")
-    previous = event
-print(f"{'BROKEN' if bad else 'OK'}: {number} events, {bad} broken")
-sys.exit(1 if bad else 0)
-"""
+
+def documented_script() -> str:
+    """The page's Python block: what a reader saves as verify_audit_export.py."""
+    blocks = re.findall(
+        r"^```python\n(.*?)^```", PROTECTION_DOC.read_text(), flags=re.DOTALL | re.MULTILINE
+    )
+    (script,) = [block for block in blocks if "FIELDS = (" in block]
+    return script
 
 
 def save_export(client: Client, path: Path, query: str = "") -> list[str]:
@@ -53,7 +39,7 @@ def save_export(client: Client, path: Path, query: str = "") -> list[str]:
 
 def verify(path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     script = path.parent / "verify_audit_export.py"
-    script.write_text(VERIFY_SCRIPT)
+    script.write_text(documented_script())
     return subprocess.run(
         [sys.executable, "-I", str(script), *flags, str(path)],
         capture_output=True,
