@@ -171,13 +171,9 @@ def assemble(
                 continue
             extra = 0
             if not kept[name] and name != TURNS:
-                # The section's header, the blank line before it, and for the first memory
-                # section the block markers; a system message of its own if there is none.
-                extra = tokenizer.count(HEADERS[name]) + 2
-                if name in (SHARED, MEMORIES) and not block_open:
-                    extra += tokenizer.count(MEMORY_BLOCK_START + MEMORY_BLOCK_END) + 2
-                if not system_open:
-                    extra += TOKENS_PER_MESSAGE + tokenizer.count("system")
+                extra = _opening_cost(
+                    name, tokenizer, block_open=block_open, system_open=system_open
+                )
             if cap is not None and section_used + tokens + extra > cap:
                 dropped.append(Dropped(name, item.key, tokens, "section_cap"))
                 stopped = "section_cap"
@@ -206,15 +202,31 @@ def assemble(
 
     sections = [SectionOut(SYSTEM, tokenizer.count(system_prompt), [], [])]
     for name in sorted(specs, key=lambda n: -specs[n].priority):
-        items = kept[name]
-        if name in (SHARED, MEMORIES):
-            items = place(items, placement)
-        elif name == TURNS:
-            items = sorted(items, key=lambda i: int(i.key))  # in conversation order
-        item_tokens = [cost[id(item)] for item in items]
-        sections.append(SectionOut(name, sum(item_tokens), items, item_tokens))
+        sections.append(_section_out(name, kept[name], cost, placement))
     sections.append(SectionOut(QUERY, tokenizer.count(query), [], []))
     return Assembly(messages, sections, total, budget, dropped)
+
+
+def _opening_cost(name: str, tokenizer: Tokenizer, *, block_open: bool, system_open: bool) -> int:
+    """What a section's first item costs beyond itself: the section's header and the blank
+    line before it, for the first memory section the block markers, and a system message of
+    its own if none is open yet."""
+    extra = tokenizer.count(HEADERS[name]) + 2
+    if name in (SHARED, MEMORIES) and not block_open:
+        extra += tokenizer.count(MEMORY_BLOCK_START + MEMORY_BLOCK_END) + 2
+    if not system_open:
+        extra += TOKENS_PER_MESSAGE + tokenizer.count("system")
+    return extra
+
+
+def _section_out(name: str, items: list[Item], cost: dict[int, int], placement: str) -> SectionOut:
+    """A section as sent: memories placed, turns in conversation order, with their costs."""
+    if name in (SHARED, MEMORIES):
+        items = place(items, placement)
+    elif name == TURNS:
+        items = sorted(items, key=lambda i: int(i.key))  # in conversation order
+    item_tokens = [cost[id(item)] for item in items]
+    return SectionOut(name, sum(item_tokens), items, item_tokens)
 
 
 def turn_cost(item: Item, tokenizer: Tokenizer) -> int:

@@ -487,6 +487,12 @@ def duplicate_pairs(
             },
         )
         found = cursor.fetchall()
+    return _same_facts(found, limit)
+
+
+def _same_facts(found: list[tuple[Any, ...]], limit: int) -> list[tuple[str, str, float]]:
+    """The candidate pairs that state the same fact (in the same slot), each recent memory
+    with its nearest such twin only, each pair once, at most `limit`."""
     pairs: list[tuple[str, str, float]] = []
     seen: set[frozenset[str]] = set()
     paired: set[str] = set()  # recent memories given their nearest same fact already

@@ -175,11 +175,32 @@ def keyword_candidates(
         else "(token_index && %(selecting)s::integer[]"
         " OR context_index && %(selecting)s::integer[])"
     )
+    sql = _keyword_sql(len(distinct), known, where, matching)
+    params.update(
+        keyword_limit=limit,
+        selecting=selecting,
+        documents=documents,
+        average_length=max(float(stats["length"] or 0.0), 1e-9),
+        context_weight=float(weights.neighbour_tokens),
+        k1=float(weights.bm25_k1),
+        b=float(weights.bm25_b),
+    )
+    params.update({f"term_{i}": term for i, term in enumerate(distinct)})
+    params.update({f"known_{i}": known_frequencies[distinct[i]] for i in known})
+    with connection.cursor() as cursor, row_security.owner_statement(cursor) as wall:
+        cursor.execute(sql.replace("{wall}", f"AND {wall}" if wall else ""), params)
+        ids, frequencies = cursor.fetchone()
+    return list(ids), list(frequencies)
+
+
+def _keyword_sql(count: int, known: set[int], where: str, matching: str) -> str:
+    """The keyword candidates' statement for `count` query terms (those numbered in `known`
+    have their document frequency given, the others are counted over every match)."""
     # BM25 as ranking.bm25 computes it (idf once per term), to choose which go on. Each
     # term's frequency, document frequency and idf is a column of its own (tf_i, df_i,
     # idf_i): a column is read for free, an array element is looked up each time.
     # Every number is float8: a bare parameter would be numeric, and far slower to sort by.
-    numbers = range(len(distinct))
+    numbers = range(count)
     k1, b, weight = "%(k1)s::float8", "%(b)s::float8", "%(context_weight)s::float8"
     tf = ", ".join(
         f"{term_count('token_index', i)} + {weight} * {term_count('context_index', i)} AS tf_{i}"
@@ -199,7 +220,7 @@ def keyword_candidates(
     )
     bm25 = " + ".join(f"d.idf_{i} * k.tf_{i} * ({k1} + 1) / (k.tf_{i} + k.norm)" for i in numbers)
     # Only fixed fragments and term numbers (i) are interpolated; every value is a parameter.
-    sql = f"""
+    return f"""
         WITH keyword AS MATERIALIZED (
             SELECT id, {tf},
                    {k1} * (1 - {b} + {b} * ({length}) / %(average_length)s::float8) AS norm
@@ -216,21 +237,6 @@ def keyword_candidates(
                      ORDER BY {bm25} DESC, k.id LIMIT %(keyword_limit)s),
                (SELECT df FROM frequencies)
     """  # noqa: S608
-    params.update(
-        keyword_limit=limit,
-        selecting=selecting,
-        documents=documents,
-        average_length=max(float(stats["length"] or 0.0), 1e-9),
-        context_weight=float(weights.neighbour_tokens),
-        k1=float(weights.bm25_k1),
-        b=float(weights.bm25_b),
-    )
-    params.update({f"term_{i}": term for i, term in enumerate(distinct)})
-    params.update({f"known_{i}": known_frequencies[distinct[i]] for i in known})
-    with connection.cursor() as cursor, row_security.owner_statement(cursor) as wall:
-        cursor.execute(sql.replace("{wall}", f"AND {wall}" if wall else ""), params)
-        ids, frequencies = cursor.fetchone()
-    return list(ids), list(frequencies)
 
 
 @dataclass(frozen=True)
