@@ -236,45 +236,14 @@ def memories_insert(
             subjects[external_id] = subject_get_or_create(
                 actor=actor, namespace=namespace, external_id=external_id
             )
-    next_position: dict[tuple[object, str], int] = {}
+    owners = [
+        subjects.get(item.subject_external_id) if item.subject_external_id else None
+        for item in items
+    ]
+    positions = _positions(namespace, items, owners)
     memories: list[Memory] = []
-    for item in items:
-        subject = subjects.get(item.subject_external_id) if item.subject_external_id else None
-        position = item.position
-        if item.session_key and position is None:
-            slot = (subject.pk if subject else None, item.session_key)
-            if slot not in next_position:
-                last = (
-                    Memory.objects.filter(
-                        namespace=namespace, subject=subject, session_key=item.session_key
-                    )
-                    .order_by("-position")
-                    .values_list("position", flat=True)
-                    .first()
-                )
-                next_position[slot] = (last if last is not None else -1) + 1
-            position = next_position[slot]
-            next_position[slot] += 1
-        memory = Memory(
-            id=item.id or uuid.uuid4(),
-            namespace=namespace,
-            subject=subject,
-            kind=item.kind,
-            importance=item.importance,
-            confidence=item.confidence,
-            tags=list(item.tags),
-            metadata=dict(item.metadata),
-            source=dict(item.source),
-            occurred_at=item.occurred_at,
-            created_at=now,
-            updated_at=now,
-            valid_from=item.valid_from or now,
-            expires_at=item.expires_at,
-            status=item.status,
-            version=1,
-            session_key=item.session_key,
-            position=position,
-        )
+    for item, subject, position in zip(items, owners, positions, strict=True):
+        memory = _new_memory(item, namespace, subject, position, now)
         _seal_and_index(keys, memory, item.content)
         memories.append(memory)
     missing = [i for i, item in enumerate(items) if item.embedding is None] if embed else []
@@ -300,6 +269,63 @@ def memories_insert(
         versions.append(version)
     MemoryVersion.objects.bulk_create(versions)
     return memories
+
+
+def _new_memory(
+    item: NewMemory,
+    namespace: Namespace,
+    subject: Subject | None,
+    position: int | None,
+    now: datetime,
+) -> Memory:
+    """An unsaved memory of `item` at its first version, its content not sealed yet."""
+    return Memory(
+        id=item.id or uuid.uuid4(),
+        namespace=namespace,
+        subject=subject,
+        kind=item.kind,
+        importance=item.importance,
+        confidence=item.confidence,
+        tags=list(item.tags),
+        metadata=dict(item.metadata),
+        source=dict(item.source),
+        occurred_at=item.occurred_at,
+        created_at=now,
+        updated_at=now,
+        valid_from=item.valid_from or now,
+        expires_at=item.expires_at,
+        status=item.status,
+        version=1,
+        session_key=item.session_key,
+        position=position,
+    )
+
+
+def _positions(
+    namespace: Namespace, items: list[NewMemory], owners: list[Subject | None]
+) -> list[int | None]:
+    """Each item's position in its session: as given, else after the session's last stored
+    one (and after the items before it in this batch); None outside a session."""
+    next_position: dict[tuple[object, str], int] = {}
+    positions: list[int | None] = []
+    for item, subject in zip(items, owners, strict=True):
+        position = item.position
+        if item.session_key and position is None:
+            slot = (subject.pk if subject else None, item.session_key)
+            if slot not in next_position:
+                last = (
+                    Memory.objects.filter(
+                        namespace=namespace, subject=subject, session_key=item.session_key
+                    )
+                    .order_by("-position")
+                    .values_list("position", flat=True)
+                    .first()
+                )
+                next_position[slot] = (last if last is not None else -1) + 1
+            position = next_position[slot]
+            next_position[slot] += 1
+        positions.append(position)
+    return positions
 
 
 def screen_content(namespace: Namespace, content: str) -> pii.Screened:
