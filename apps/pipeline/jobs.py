@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from datetime import timedelta
 
 from django.conf import settings
@@ -53,6 +54,32 @@ def get_extractor() -> extraction.Extractor:
     return extraction.OfflineExtractor()
 
 
+def _turns(
+    keys: KeyCache, rows: list[Message], namespace_id: int, subject_id: uuid.UUID
+) -> list[extraction.Turn]:
+    """The job's messages as the extractor reads them, opened."""
+    return [
+        extraction.Turn(
+            role=row.role,
+            content=open_row(keys, row, namespace_id, subject_id),
+            position=row.position,
+            name=row.name,
+            created_at=row.created_at,
+        )
+        for row in rows
+    ]
+
+
+def _skipped_paused(job: Job) -> Job:
+    """A job of a paused subject: done, nothing remembered."""
+    job.status = JobStatus.SUCCEEDED
+    job.result = {"messages": len(job.payload.get("messages", [])), "memories": [],
+                  "decisions": {}, "skipped": "paused"}  # fmt: skip
+    job.updated_at = timezone.now()
+    job.save()
+    return job
+
+
 def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None) -> Job:
     """Extract, consolidate and store the memories of one ingest job, and roll the session's
     summary forward, exactly once."""
@@ -74,27 +101,12 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
         assert job.subject_id is not None  # ingest jobs always have a subject
         subject = Subject.objects.select_for_update(no_key=True).get(pk=job.subject_id)
         if subject.paused:
-            job.status = JobStatus.SUCCEEDED
-            job.result = {"messages": len(job.payload.get("messages", [])), "memories": [],
-                          "decisions": {}, "skipped": "paused"}  # fmt: skip
-            job.updated_at = timezone.now()
-            job.save()
-            return job
+            return _skipped_paused(job)
         keys = KeyCache()
         ids = job.payload.get("messages", [])
         session = Session.objects.get(pk=job.payload["session"])
         rows = {str(m.id): m for m in Message.objects.filter(id__in=ids)}
-        turns = [
-            extraction.Turn(
-                role=rows[i].role,
-                content=open_row(keys, rows[i], namespace.pk, subject.pk),
-                position=rows[i].position,
-                name=rows[i].name,
-                created_at=rows[i].created_at,
-            )
-            for i in ids
-            if i in rows
-        ]
+        turns = _turns(keys, [rows[i] for i in ids if i in rows], namespace.pk, subject.pk)
         by_position = {rows[i].position: i for i in ids if i in rows}
         # The extraction and the summary read the same turns: their facts are found once.
         with facts_remembered():
