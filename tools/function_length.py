@@ -37,7 +37,6 @@ ALLOWED: frozenset[str] = frozenset(
         "apps/pipeline/jobs.py ingest_job_run",
         "apps/recall/search.py recall_memories",
         "apps/recall/statements.py keyword_candidates",
-        "bench/loadtest/run.py run",
         "bench/peer_bench.py run_mem0",
         "bench/peer_bench.py main",
         "bench/portal_bench.py plan_subject",
