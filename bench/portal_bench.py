@@ -859,6 +859,92 @@ def open_portal(
     return client, found.group(1), [f"{asked:.0f}", f"{opened:.0f}"]
 
 
+def logs_and_indexes(
+    namespace: Namespace,
+    plan: Plan,
+    api_key: ApiKey,
+    args: argparse.Namespace,
+    now: datetime,
+    log: Callable[[str], None],
+) -> None:
+    """The sessions, recall log and dashboard reads; then the subject indexes."""
+    sessions_and_logs(namespace, plan, api_key, args, now, log)
+    made = subject_indexes.refresh()
+    log(
+        f"subject indexes: {len(made.created)} created in {made.seconds:.1f}s "
+        f"(MEMORYHUB_SUBJECT_INDEX_MIN {settings.MEMORYHUB_SUBJECT_INDEX_MIN})"
+    )
+
+
+def enter_portal(
+    namespace: Namespace,
+    plan: Plan,
+    raw_key: str,
+    args: argparse.Namespace,
+    log: Callable[[str], None],
+) -> tuple[Portal, Subject, list[str]]:
+    """The person's portal opened by its link: (the portal's requests, the person, the link's
+    and the entry's ms)."""
+    subject = Subject.objects.get(namespace=namespace, external_id=PERSON)
+    log(f"  {PERSON}: {describe(subject)}")
+    client, subject_id, opening = open_portal(namespace.slug, raw_key, log)
+    if subject_id != str(subject.pk):
+        raise SystemExit(f"the link opened {subject_id}, not {subject.pk}")
+    notes = {r.planned.item.id: r.note for r in plan.rows if r.note}
+    details: dict[str, list[str]] = {note: [] for note in DETAIL_NOTES}
+    for pk in Memory.objects.filter(namespace=namespace, subject=subject).values_list(
+        "id", flat=True
+    ):
+        if notes.get(pk) in details:
+            details[notes[pk]].append(str(pk))
+    portal = Portal(client, subject_id, details, plan.queries, args.seed)
+    return portal, subject, opening
+
+
+def print_report(
+    results: Results,
+    cpu: str,
+    statements: Statements,
+    namespace: Namespace,
+    subject: Subject,
+    opening: list[str],
+    loaded: tuple[float, float],
+    args: argparse.Namespace,
+) -> None:
+    """The tables (all iterations, then the quiet ones), the costliest SQL and the goals."""
+    print()
+    print(
+        f"Privacy portal server time (ms), {PERSON} with {args.memories} memories "
+        f"({describe(subject)}), {args.others} other subjects x {args.others_memories}, "
+        f"{args.recalls} recall-log rows of the person; {args.requests} requests per kind; "
+        f"CPU: {cpu_name()} ({os.cpu_count()} cores)"
+    )
+    verdicts = report(results)
+    print(cpu)
+    pages = [int(s.note[5:]) for s in results.samples[KIND_NEXT]]
+    empty = sum(1 for hits in results.hits if not hits)
+    median_hits = percentile([float(hits) for hits in results.hits], 50)
+    print(
+        f"(next pages: 2 to {max(pages)}; searches: median {median_hits:.0f}"
+        f" hits, {empty} of {len(results.hits)} empty; opening the portal: link "
+        f"{opening[0]} ms, entry {opening[1]} ms)"
+    )
+    load_seconds, index_seconds = loaded
+    print(f"(load {load_seconds:.0f}s, index build {index_seconds:.0f}s)")
+    quiet = sum(1 for s in results.samples[OVERVIEW] if s.other_cores < NOISY_CORES)
+    print(f"\nThe same over the quiet iterations ({quiet} of {args.requests}: other processes")
+    print(f"under {NOISY_CORES} cores while they ran; CPU: {cpu_name()}):")
+    if quiet:
+        report(results, quiet_only=True)
+    print("\nCostliest SQL statements by kind (mean database ms x runs):")
+    statement_profile(statements)
+    if args.explain:
+        explain_slowest(statements, namespace)
+    print("\nGoals:")
+    for line in verdicts:
+        print(f"  {line}")
+
+
 def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
     saved = index_definitions()
     missing = [name for name in recall_bench.BULK_INDEXES if name not in saved]
@@ -885,64 +971,17 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
     try:
         namespace = namespace_create(actor=ACTOR, slug=slug, name="Portal benchmark (temporary)")
         log(f"namespace {slug}")
-        load_seconds, index_seconds = load(namespace, plan, data, saved, args, log)
+        loaded = load(namespace, plan, data, saved, args, log)
         api_key, raw_key = api_key_create(
             actor=ACTOR, name="assistant app", namespaces=[namespace], permissions=API_PERMISSIONS
         )
-        sessions_and_logs(namespace, plan, api_key, args, now, log)
-        made = subject_indexes.refresh()
-        log(
-            f"subject indexes: {len(made.created)} created in {made.seconds:.1f}s "
-            f"(MEMORYHUB_SUBJECT_INDEX_MIN {settings.MEMORYHUB_SUBJECT_INDEX_MIN})"
-        )
-        subject = Subject.objects.get(namespace=namespace, external_id=PERSON)
-        log(f"  {PERSON}: {describe(subject)}")
-        client, subject_id, opening = open_portal(slug, raw_key, log)
-        if subject_id != str(subject.pk):
-            raise SystemExit(f"the link opened {subject_id}, not {subject.pk}")
-        notes = {r.planned.item.id: r.note for r in plan.rows if r.note}
-        details: dict[str, list[str]] = {note: [] for note in DETAIL_NOTES}
-        for pk in Memory.objects.filter(namespace=namespace, subject=subject).values_list(
-            "id", flat=True
-        ):
-            if notes.get(pk) in details:
-                details[notes[pk]].append(str(pk))
-        portal = Portal(client, subject_id, details, plan.queries, args.seed)
+        logs_and_indexes(namespace, plan, api_key, args, now, log)
+        portal, subject, opening = enter_portal(namespace, plan, raw_key, args, log)
         if args.quiet_wait > 0:
             wait_for_quiet(args.quiet_wait, log)
         statements = Statements()
         results, cpu = measure(portal, args, statements, log)
-
-        print()
-        print(
-            f"Privacy portal server time (ms), {PERSON} with {args.memories} memories "
-            f"({describe(subject)}), {args.others} other subjects x {args.others_memories}, "
-            f"{args.recalls} recall-log rows of the person; {args.requests} requests per kind; "
-            f"CPU: {cpu_name()} ({os.cpu_count()} cores)"
-        )
-        verdicts = report(results)
-        print(cpu)
-        pages = [int(s.note[5:]) for s in results.samples[KIND_NEXT]]
-        empty = sum(1 for hits in results.hits if not hits)
-        median_hits = percentile([float(hits) for hits in results.hits], 50)
-        print(
-            f"(next pages: 2 to {max(pages)}; searches: median {median_hits:.0f}"
-            f" hits, {empty} of {len(results.hits)} empty; opening the portal: link "
-            f"{opening[0]} ms, entry {opening[1]} ms)"
-        )
-        print(f"(load {load_seconds:.0f}s, index build {index_seconds:.0f}s)")
-        quiet = sum(1 for s in results.samples[OVERVIEW] if s.other_cores < NOISY_CORES)
-        print(f"\nThe same over the quiet iterations ({quiet} of {args.requests}: other processes")
-        print(f"under {NOISY_CORES} cores while they ran; CPU: {cpu_name()}):")
-        if quiet:
-            report(results, quiet_only=True)
-        print("\nCostliest SQL statements by kind (mean database ms x runs):")
-        statement_profile(statements)
-        if args.explain:
-            explain_slowest(statements, namespace)
-        print("\nGoals:")
-        for line in verdicts:
-            print(f"  {line}")
+        print_report(results, cpu, statements, namespace, subject, opening, loaded, args)
     finally:
         if api_key is not None:
             api_key.delete()
