@@ -37,8 +37,6 @@ ALLOWED: frozenset[str] = frozenset(
         "apps/pipeline/jobs.py ingest_job_run",
         "apps/recall/search.py recall_memories",
         "apps/recall/statements.py keyword_candidates",
-        "bench/recall_bench.py run",
-        "bench/recall_bench.py report",
     }
 )
 
