@@ -49,7 +49,7 @@ from apps.memories.embeddings import get_provider, resolve_local_model  # noqa: 
 from apps.memories.models import Memory  # noqa: E402
 from apps.namespaces.models import Namespace  # noqa: E402
 from apps.namespaces.services import namespace_create, namespace_delete  # noqa: E402
-from apps.recall.search import recall_memories  # noqa: E402
+from apps.recall.search import RecallRequest, recall_memories  # noqa: E402
 from bench.machine import cpu  # noqa: E402
 
 ACTOR = Actor.system("bench/cpu_profile.py")
@@ -165,7 +165,9 @@ def timed_recalls(
             profiler.enable()
         with connection.execute_wrapper(timer) if timer else contextlib.nullcontext():
             outcome = recall_memories(
-                actor=ACTOR, namespace=namespace, subject_external_id=SUBJECT, query=question
+                RecallRequest(
+                    actor=ACTOR, namespace=namespace, subject_external_id=SUBJECT, query=question
+                )
             )
         if profiler:
             profiler.disable()
@@ -176,6 +178,93 @@ def timed_recalls(
     embeds.sort()
     p50, p95 = walls[len(walls) // 2], walls[int(len(walls) * 0.95)]
     return embeds[len(embeds) // 2], p50, p95, stages
+
+
+def ingest_rounds(
+    conversation: locomo.Conversation,
+    plain: SentenceTransformer,
+    texts: list[str],
+    rounds: int,
+    namespaces: list[Namespace],
+) -> Namespace:
+    """Ingest and the model alternated over `rounds`, their medians printed; each namespace
+    is appended to `namespaces` (deleted at the end). Returns the last one, recalled over."""
+    model_rates, ingest_rates, memory_rates = [], [], []
+    for _ in range(rounds):
+        model_rates.append(model_rate(plain, texts))
+        seconds, (namespace, _), _ = ingest(conversation, profile=False)
+        namespaces.append(namespace)
+        ingest_rates.append(len(texts) / seconds)
+        # Turns and the facts extracted from them: each one text embedded.
+        memory_rates.append(Memory.objects.filter(namespace=namespace).count() / seconds)
+    model, ingested = statistics.median(model_rates), statistics.median(ingest_rates)
+    memories = statistics.median(memory_rates)
+    print(f"\ningest, median of {rounds} rounds")
+    print(f"  the model alone (sentence-transformers float32, batch 32) {model:7.1f} texts/s")
+    print(f"  ingest through messages (extraction on, as recall_eval)  {ingested:7.1f} turns/s")
+    print(f"    memories stored (turns and extracted facts)            {memories:7.1f} /s")
+    print(f"  ratio, memories/s to texts/s {memories / model:.2f} (goal >= 0.80)")
+    print(f"  ratio, turns/s to texts/s    {ingested / model:.2f}")
+    return namespace
+
+
+def print_ingest_profile(
+    conversation: locomo.Conversation, top: int, namespaces: list[Namespace]
+) -> None:
+    """One more ingest under cProfile: its time by stage and MemoryHub's costliest functions."""
+    seconds, (profiled, _), profiler = ingest(conversation, profile=True)
+    namespaces.append(profiled)
+    stats = pstats.Stats(profiler)  # type: ignore[arg-type]
+    print(f"\ningest profile ({seconds:.2f} s under cProfile, shares of that time)")
+    for label, needles in STAGES:
+        part = _stage_seconds(stats, needles)
+        print(f"  {label:<40} {part:6.2f} s  {part / seconds:5.1%}")
+    print("  MemoryHub's own functions by cumulative time:")
+    for line in _own_functions(stats, seconds, top):
+        print(line)
+
+
+def print_recall_goal(namespace: Namespace, questions: list[str]) -> None:
+    """The goal's figures: recall and the query embedding alone, alternated, unprofiled."""
+    for question in questions[:5]:
+        recall_memories(
+            RecallRequest(
+                actor=ACTOR, namespace=namespace, subject_external_id=SUBJECT, query=question
+            )
+        )
+    embed50, wall50, wall95, _ = timed_recalls(namespace, questions)
+    print(f"\nrecall, {len(questions)} questions, k=10")
+    print(f"  query embedding alone p50 {embed50:6.2f} ms")
+    print(f"  recall                p50 {wall50:6.2f} ms  p95 {wall95:.2f} ms")
+    print(f"  ratio {wall50 / embed50:.2f} (goal <= 2.00)")
+
+
+def print_recall_profile(namespace: Namespace, questions: list[str]) -> None:
+    """The same questions again, each recall under cProfile: stages, SQL, costliest functions."""
+    statements: dict[str, list[float]] = {}
+    recall_profile = cProfile.Profile()
+    embed50, wall50, wall95, stages = timed_recalls(
+        namespace, questions, recall_profile, _StatementTimer(statements)
+    )
+    print("\nrecall profile, the same questions again, each recall under cProfile")
+    print(f"  query embedding alone p50 {embed50:6.2f} ms")
+    print(f"  recall                p50 {wall50:6.2f} ms  p95 {wall95:.2f} ms")
+    print("  stages (median ms; keyword runs while the query is embedded on another thread)")
+    for stage, values in stages.items():
+        print(f"    {stage:<12} {statistics.median(values):6.2f}")
+    print("  SQL statements per recall (median ms each, by their first words):")
+    for label, values in sorted(statements.items(), key=lambda item: -sum(item[1])):
+        each = len(values) / len(questions)
+        print(f"    {statistics.median(values):6.2f} ms  x{each:.1f}  {label}")
+    print("  costliest functions by own time:")
+    recall_stats = pstats.Stats(recall_profile)
+    rows = sorted(
+        recall_stats.stats.items(),  # type: ignore[attr-defined]
+        key=lambda item: -item[1][2],
+    )[:12]
+    total = sum(values[2] for values in recall_stats.stats.values())  # type: ignore[attr-defined]
+    for (filename, line, name), (_, calls, own, _, _) in rows:
+        print(f"    {own / total:5.1%}  {calls:6d}  {Path(filename).name}:{line} {name}")
 
 
 def main() -> None:
@@ -197,73 +286,14 @@ def main() -> None:
     print(f"embeddings: queries {provider.query_runtime}, batches {provider.batch_runtime}")  # type: ignore[attr-defined]
     print(f"conversation {conversation.name}: {len(texts)} turns")
 
-    namespaces = []
+    namespaces: list[Namespace] = []
     try:
         # Ingest and the model alternate over rounds; the last round is profiled apart.
-        model_rates, ingest_rates, memory_rates = [], [], []
-        for _ in range(args.rounds):
-            model_rates.append(model_rate(plain, texts))
-            seconds, (namespace, _), _ = ingest(conversation, profile=False)
-            namespaces.append(namespace)
-            ingest_rates.append(len(texts) / seconds)
-            # Turns and the facts extracted from them: each one text embedded.
-            memory_rates.append(Memory.objects.filter(namespace=namespace).count() / seconds)
-        model, ingested = statistics.median(model_rates), statistics.median(ingest_rates)
-        memories = statistics.median(memory_rates)
-        print(f"\ningest, median of {args.rounds} rounds")
-        print(f"  the model alone (sentence-transformers float32, batch 32) {model:7.1f} texts/s")
-        print(f"  ingest through messages (extraction on, as recall_eval)  {ingested:7.1f} turns/s")
-        print(f"    memories stored (turns and extracted facts)            {memories:7.1f} /s")
-        print(f"  ratio, memories/s to texts/s {memories / model:.2f} (goal >= 0.80)")
-        print(f"  ratio, turns/s to texts/s    {ingested / model:.2f}")
-
-        seconds, (profiled, _), profiler = ingest(conversation, profile=True)
-        namespaces.append(profiled)
-        stats = pstats.Stats(profiler)  # type: ignore[arg-type]
-        print(f"\ningest profile ({seconds:.2f} s under cProfile, shares of that time)")
-        for label, needles in STAGES:
-            part = _stage_seconds(stats, needles)
-            print(f"  {label:<40} {part:6.2f} s  {part / seconds:5.1%}")
-        print("  MemoryHub's own functions by cumulative time:")
-        for line in _own_functions(stats, seconds, args.top):
-            print(line)
-
+        namespace = ingest_rounds(conversation, plain, texts, args.rounds, namespaces)
+        print_ingest_profile(conversation, args.top, namespaces)
         questions = [q.question for q in conversation.questions[: args.recalls]]
-        for question in questions[:5]:
-            recall_memories(
-                actor=ACTOR, namespace=namespace, subject_external_id=SUBJECT, query=question
-            )
-        # The goal's figures: recall and the query embedding alone, alternated, unprofiled.
-        embed50, wall50, wall95, _ = timed_recalls(namespace, questions)
-        print(f"\nrecall, {len(questions)} questions, k=10")
-        print(f"  query embedding alone p50 {embed50:6.2f} ms")
-        print(f"  recall                p50 {wall50:6.2f} ms  p95 {wall95:.2f} ms")
-        print(f"  ratio {wall50 / embed50:.2f} (goal <= 2.00)")
-
-        statements: dict[str, list[float]] = {}
-        recall_profile = cProfile.Profile()
-        embed50, wall50, wall95, stages = timed_recalls(
-            namespace, questions, recall_profile, _StatementTimer(statements)
-        )
-        print("\nrecall profile, the same questions again, each recall under cProfile")
-        print(f"  query embedding alone p50 {embed50:6.2f} ms")
-        print(f"  recall                p50 {wall50:6.2f} ms  p95 {wall95:.2f} ms")
-        print("  stages (median ms; keyword runs while the query is embedded on another thread)")
-        for stage, values in stages.items():
-            print(f"    {stage:<12} {statistics.median(values):6.2f}")
-        print("  SQL statements per recall (median ms each, by their first words):")
-        for label, values in sorted(statements.items(), key=lambda item: -sum(item[1])):
-            each = len(values) / len(questions)
-            print(f"    {statistics.median(values):6.2f} ms  x{each:.1f}  {label}")
-        print("  costliest functions by own time:")
-        recall_stats = pstats.Stats(recall_profile)
-        rows = sorted(
-            recall_stats.stats.items(),  # type: ignore[attr-defined]
-            key=lambda item: -item[1][2],
-        )[:12]
-        total = sum(values[2] for values in recall_stats.stats.values())  # type: ignore[attr-defined]
-        for (filename, line, name), (_, calls, own, _, _) in rows:
-            print(f"    {own / total:5.1%}  {calls:6d}  {Path(filename).name}:{line} {name}")
+        print_recall_goal(namespace, questions)
+        print_recall_profile(namespace, questions)
     finally:
         for namespace in namespaces:
             namespace_delete(actor=ACTOR, namespace=namespace)

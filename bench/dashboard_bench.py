@@ -606,12 +606,8 @@ def _saved_plan(slug: str) -> Path:
     return Path(settings.BASE_DIR) / "var" / "bench" / f"dashboard-{slug}.json"
 
 
-def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
-    saved = index_definitions()
-    missing = [name for name in recall_bench.BULK_INDEXES if name not in saved]
-    if missing:
-        raise SystemExit(f"indexes missing before the run: {missing}; try --restore-indexes")
-    log(f"CPU: {cpu_name()} ({os.cpu_count()} cores); query embedder: {get_provider().name}")
+def plan_run(args: argparse.Namespace, log: Callable[[str], None]) -> tuple[str, Dataset]:
+    """The namespace's slug and the planned memories; with --reuse, the kept run's sizes."""
     if args.reuse:
         stored = json.loads(_saved_plan(args.reuse).read_text())
         for name in ("memories", "subjects", "seed", "pool"):
@@ -627,10 +623,108 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
         f"{sum(1 for p in data.items if p.item.session_key)} of them conversation turns; "
         f"{time.perf_counter() - started:.1f}s"
     )
+    return slug, data
+
+
+def load_new(
+    namespace: Namespace,
+    data: Dataset,
+    saved: dict[str, str],
+    args: argparse.Namespace,
+    keep: bool,
+    log: Callable[[str], None],
+) -> tuple[float, float]:
+    """Load a new namespace and build the subject indexes; with `keep`, save the plan for
+    --reuse. Returns the load's and the index build's seconds."""
+    load_seconds, index_seconds = load(namespace, data, saved, args, log)
+    made = subject_indexes.refresh()
+    log(f"subject indexes: {len(made.created)} created in {made.seconds:.1f}s")
+    if keep:
+        slug = namespace.slug
+        plan_file = _saved_plan(slug)
+        plan_file.parent.mkdir(parents=True, exist_ok=True)
+        stored = {k: getattr(args, k) for k in ("memories", "subjects", "seed", "pool")}
+        plan_file.write_text(json.dumps(stored))
+        log(f"kept namespace {slug}: --reuse {slug} times against it")
+    return load_seconds, index_seconds
+
+
+def pages_for(
+    namespace: Namespace, user: User, raw_key: str, data: Dataset, args: argparse.Namespace
+) -> Pages:
+    """The requests to time: up to 20 queries per subject and every memory's id and origin."""
+    queries: dict[str, list[str]] = defaultdict(list)
+    rng = random.Random(args.seed + 1)
+    for planned in data.items:
+        subject_queries = queries[planned.item.subject_external_id or ""]
+        if len(subject_queries) < 20:
+            subject_queries.append(make_query(planned.core, rng))
+    memory_ids = [
+        (
+            str(pk),
+            "document chunk"
+            if "document" in source
+            else "conversation turn"
+            if session_key
+            else "written directly",
+        )
+        for pk, source, session_key in Memory.objects.filter(namespace=namespace).values_list(
+            "id", "source", "session_key"
+        )
+    ]
+    return Pages(
+        namespace.slug, user, raw_key, data.subjects, queries, memory_ids, args.api_k, args.seed
+    )
+
+
+def print_report(
+    results: Results,
+    cpu: str,
+    statements: Statements,
+    memories: int,
+    args: argparse.Namespace,
+    loaded: tuple[float, float] | None,
+) -> None:
+    """The tables (all iterations, then the quiet ones), the costliest SQL and the goals."""
+    print()
+    print(
+        f"Dashboard server time (ms), {memories} memories in the namespace over "
+        f"{args.subjects} subjects, {args.requests} requests per kind; CPU: {cpu_name()} "
+        f"({os.cpu_count()} cores)"
+    )
+    verdicts = report(results, args)
+    print(cpu)
+    deepest = max((s.note for s in results.samples[LIST_DEEP]), key=lambda n: int(n[5:]))
+    print(f"(deeper pages: 2 to {deepest[5:]}; empty searches: {dict(results.empty_searches)})")
+    if loaded is not None:
+        load_seconds, index_seconds = loaded
+        print(f"(load {load_seconds:.0f}s, index build {index_seconds:.0f}s)")
+    quiet = sum(1 for s in results.samples[LIST_FIRST] if s.other_cores < NOISY_CORES)
+    print(f"\nThe same over the quiet iterations ({quiet} of {args.requests}: other processes")
+    print(f"under {NOISY_CORES} cores while they ran):")
+    if quiet:
+        report(results, args, quiet_only=True)
+    print("\nCostliest SQL statements by kind (mean database ms x runs):")
+    statement_profile(statements)
+    if args.explain:
+        explain_slowest(statements)
+    print("\nGoals:")
+    for line in verdicts:
+        print(f"  {line}")
+
+
+def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
+    saved = index_definitions()
+    missing = [name for name in recall_bench.BULK_INDEXES if name not in saved]
+    if missing:
+        raise SystemExit(f"indexes missing before the run: {missing}; try --restore-indexes")
+    log(f"CPU: {cpu_name()} ({os.cpu_count()} cores); query embedder: {get_provider().name}")
+    slug, data = plan_run(args, log)
     keep = args.keep or bool(args.reuse)
     user = User.objects.create_user(f"dashboard-bench-{secrets.token_hex(4)}")
     api_key: ApiKey | None = None
     namespace: Namespace | None = None
+    loaded: tuple[float, float] | None = None
     try:
         if args.reuse:
             namespace = Namespace.objects.get(slug=args.reuse)
@@ -641,70 +735,17 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
                 actor=ACTOR, slug=slug, name="Dashboard benchmark (temporary)", owner=user
             )
             log(f"namespace {slug}")
-            load_seconds, index_seconds = load(namespace, data, saved, args, log)
-            made = subject_indexes.refresh()
-            log(f"subject indexes: {len(made.created)} created in {made.seconds:.1f}s")
-            if keep:
-                plan_file = _saved_plan(slug)
-                plan_file.parent.mkdir(parents=True, exist_ok=True)
-                stored = {k: getattr(args, k) for k in ("memories", "subjects", "seed", "pool")}
-                plan_file.write_text(json.dumps(stored))
-                log(f"kept namespace {slug}: --reuse {slug} times against it")
+            loaded = load_new(namespace, data, saved, args, keep, log)
         log(f"  memories: {describe(namespace)}")
         api_key, raw_key = api_key_create(
             actor=ACTOR, name="dashboard-bench", namespaces=[namespace], permissions=API_PERMISSIONS
         )
-        queries: dict[str, list[str]] = defaultdict(list)
-        rng = random.Random(args.seed + 1)
-        for planned in data.items:
-            subject_queries = queries[planned.item.subject_external_id or ""]
-            if len(subject_queries) < 20:
-                subject_queries.append(make_query(planned.core, rng))
-        memory_ids = [
-            (
-                str(pk),
-                "document chunk"
-                if "document" in source
-                else "conversation turn"
-                if session_key
-                else "written directly",
-            )
-            for pk, source, session_key in Memory.objects.filter(namespace=namespace).values_list(
-                "id", "source", "session_key"
-            )
-        ]
-        pages = Pages(
-            slug, user, raw_key, data.subjects, queries, memory_ids, args.api_k, args.seed
-        )
+        pages = pages_for(namespace, user, raw_key, data, args)
         if args.quiet_wait > 0:
             wait_for_quiet(args.quiet_wait, log)
         statements = Statements()
         results, cpu = measure(pages, args, statements, log)
-
-        print()
-        print(
-            f"Dashboard server time (ms), {len(memory_ids)} memories in the namespace over "
-            f"{args.subjects} subjects, {args.requests} requests per kind; CPU: {cpu_name()} "
-            f"({os.cpu_count()} cores)"
-        )
-        verdicts = report(results, args)
-        print(cpu)
-        deepest = max((s.note for s in results.samples[LIST_DEEP]), key=lambda n: int(n[5:]))
-        print(f"(deeper pages: 2 to {deepest[5:]}; empty searches: {dict(results.empty_searches)})")
-        if not args.reuse:
-            print(f"(load {load_seconds:.0f}s, index build {index_seconds:.0f}s)")
-        quiet = sum(1 for s in results.samples[LIST_FIRST] if s.other_cores < NOISY_CORES)
-        print(f"\nThe same over the quiet iterations ({quiet} of {args.requests}: other processes")
-        print(f"under {NOISY_CORES} cores while they ran):")
-        if quiet:
-            report(results, args, quiet_only=True)
-        print("\nCostliest SQL statements by kind (mean database ms x runs):")
-        statement_profile(statements)
-        if args.explain:
-            explain_slowest(statements)
-        print("\nGoals:")
-        for line in verdicts:
-            print(f"  {line}")
+        print_report(results, cpu, statements, len(pages.memory_ids), args, loaded)
     finally:
         if api_key is not None:
             api_key.delete()

@@ -94,7 +94,7 @@ from apps.namespaces.services import namespace_create, namespace_delete  # noqa:
 from apps.pipeline import jobs  # noqa: E402
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest  # noqa: E402
 from apps.pipeline.models import Job, JobStatus  # noqa: E402
-from apps.recall.search import recall_memories  # noqa: E402
+from apps.recall.search import RecallRequest, recall_memories  # noqa: E402
 from bench.machine import cpu, terminate_as_exit  # noqa: E402
 from memoryhub.embedded_db import DATABASE_NAME, EmbeddedServer, ensure_server  # noqa: E402
 
@@ -277,13 +277,14 @@ def mem0_database(server: EmbeddedServer, *, drop_only: bool = False) -> None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
 
 
-def run_mem0(
-    python: Path,
+def mem0_spec(
     server: EmbeddedServer,
     conversations: list[locomo.Conversation],
     cases: dict[str, list[Case]],
-) -> tuple[Side, dict[str, Any]]:
-    spec: dict[str, Any] = {
+) -> dict[str, Any]:
+    """What Mem0's side is sent: its database, the model, k, and each conversation's turns and
+    questions."""
+    return {
         "server": server.connection_kwargs(MEM0_DATABASE),
         "model_path": resolve_local_model(settings.MEMORYHUB_EMBEDDING_MODEL),
         "dimensions": DIMENSIONS,
@@ -308,6 +309,11 @@ def run_mem0(
             for conversation in conversations
         ],
     }
+
+
+def mem0_environment(spec: dict[str, Any]) -> dict[str, str]:
+    """This process's environment without its Python and Django settings, offline, no
+    telemetry."""
     environment = {
         key: value
         for key, value in os.environ.items()
@@ -319,6 +325,11 @@ def run_mem0(
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
     )
+    return environment
+
+
+def run_mem0_process(python: Path, spec: dict[str, Any], environment: dict[str, str]) -> str:
+    """Run bench/peer_mem0.py in Mem0's venv with `spec`; returns its standard output."""
     # The spec (turn contents) goes through a pipe, never a file. Its progress lines are
     # shown; the rest of stderr is kept for an error's report.
     process = subprocess.Popen(  # noqa: S603
@@ -366,6 +377,17 @@ def run_mem0(
     if process.returncode != 0:
         tail = "\n".join(errors)
         raise SystemExit(f"Mem0's side failed (exit {process.returncode}):\n{tail}")
+    return output
+
+
+def run_mem0(
+    python: Path,
+    server: EmbeddedServer,
+    conversations: list[locomo.Conversation],
+    cases: dict[str, list[Case]],
+) -> tuple[Side, dict[str, Any]]:
+    spec = mem0_spec(server, conversations, cases)
+    output = run_mem0_process(python, spec, mem0_environment(spec))
     result: dict[str, Any] = json.loads(output)
     side = Side(label=f"Mem0 {result['versions']['mem0ai']} OSS, in-process")
     for conversation in conversations:
@@ -436,11 +458,13 @@ def run_memoryhub_in_process(
             started = time.perf_counter()
             # As RecallView calls it (logged, shared memories included), at k=10.
             outcome = recall_memories(
-                actor=ACTOR,
-                namespace=namespace,
-                subject_external_id=SUBJECT_ON,
-                query=case.question,
-                k=K,
+                RecallRequest(
+                    actor=ACTOR,
+                    namespace=namespace,
+                    subject_external_id=SUBJECT_ON,
+                    query=case.question,
+                    k=K,
+                )
             )
             side.search_ms.append((time.perf_counter() - started) * 1000)
             units = [unit_of(hit.memory.pk, hit.memory.source) for hit in outcome.hits]
@@ -742,7 +766,7 @@ def check_migrated() -> None:
         raise SystemExit("The database has unapplied migrations: run `manage.py migrate` first.")
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=5, help="the first N files")
     parser.add_argument("--questions", type=int, default=0, help="at most N per conversation")
@@ -751,6 +775,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.conversations < 1 or args.questions < 0:
         parser.error("--conversations >= 1, --questions >= 0")
+    return args
+
+
+def read_data(
+    args: argparse.Namespace,
+) -> tuple[list[locomo.Conversation], dict[str, list[Case]]]:
+    """The first --conversations LoCoMo conversations and their questions."""
     files = sorted(args.data.glob("*.json")) if args.data.is_dir() else []
     if not files:
         raise SystemExit(
@@ -759,14 +790,15 @@ def main() -> None:
         )
     conversations = [locomo.read_conversation(path) for path in files[: args.conversations]]
     cases = {c.name: cases_of(c, args.questions) for c in conversations}
-    settings.DEBUG = False
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # jobs run in this process, after their request
-    # A line per request (thousands), written inside the timed calls.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    check_migrated()
-    server = ensure_server(Path(settings.DATA_DIR))
-    python = mem0_python()
+    return conversations, cases
 
+
+def log_setup(
+    args: argparse.Namespace,
+    conversations: list[locomo.Conversation],
+    cases: dict[str, list[Case]],
+) -> None:
+    """The model warmed up; the CPU, the versions and the data said."""
     provider = get_provider()
     provider.embed_query("warm up the model")
     provider.embed_documents(["warm up the model"])
@@ -783,43 +815,68 @@ def main() -> None:
         f"data: {', '.join(c.name for c in conversations)} from {args.data}: "
         f"{total_turns} turns, {total_cases} questions, k={K}; {load()}"
     )
+
+
+def compare(
+    args: argparse.Namespace,
+    server: EmbeddedServer,
+    python: Path,
+    conversations: list[locomo.Conversation],
+    cases: dict[str, list[Case]],
+    created: list[Namespace],
+    keys: list[ApiKey],
+) -> None:
+    """Mem0, then MemoryHub in-process and over HTTP, then the report. What is made is
+    appended to `created` and `keys`, for the caller to delete."""
+    mem0_database(server)
+    log("Mem0 (subprocess in its venv): add each turn, then search each question")
+    mem0, raw = run_mem0(python, server, conversations, cases)
+    versions = ", ".join(f"{name} {version}" for name, version in raw["versions"].items())
+    log(f"  Mem0 venv: {versions}; MEM0_TELEMETRY={raw['telemetry']}")
+    blocked = raw["blocked_connections"]
+    log(f"  outside connections refused: {len(blocked)} {sorted(set(blocked))[:5]}")
+    log(
+        "  Mem0 hybrid search: BM25 on "
+        + ("spaCy lemmas" if raw["spacy"] else "raw text (spaCy not installed)")
+        + f", threshold 0.1 (default); hnsw.ef_search {raw.get('ef_search', '?')}"
+    )
+    mem0_database(server, drop_only=True)
+    log(f"  {load()}")
+    log("MemoryHub in-process: /messages services (extract off, then on), recall k=10")
+    in_process = run_memoryhub_in_process(conversations, cases, created)
+    log(f"  {load()}")
+    http = None
+    if not args.no_http:
+        log("MemoryHub over HTTP: gunicorn -w 2, DEBUG=0, API rate limits raised")
+        http = run_memoryhub_http(conversations, cases, server, created, keys)
+        log(f"  {load()}")
+    log("")
+    vector_indexes = [
+        definition
+        for definition in next(iter(raw["indexes"].values()), [])
+        if " hnsw " in definition or " diskann " in definition
+    ]
+    log(f"index, Mem0: {vector_indexes or 'none (exact scan)'} (one table per conversation)")
+    log(f"index, MemoryHub: {memoryhub_index()} (ef_search 100, iterative scans)")
+    report(mem0, in_process, http)
+
+
+def main() -> None:
+    args = arguments()
+    conversations, cases = read_data(args)
+    settings.DEBUG = False
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # jobs run in this process, after their request
+    # A line per request (thousands), written inside the timed calls.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    check_migrated()
+    server = ensure_server(Path(settings.DATA_DIR))
+    python = mem0_python()
+    log_setup(args, conversations, cases)
     created: list[Namespace] = []
     keys: list[ApiKey] = []
     with terminate_as_exit():
         try:
-            mem0_database(server)
-            log("Mem0 (subprocess in its venv): add each turn, then search each question")
-            mem0, raw = run_mem0(python, server, conversations, cases)
-            versions = ", ".join(f"{name} {version}" for name, version in raw["versions"].items())
-            log(f"  Mem0 venv: {versions}; MEM0_TELEMETRY={raw['telemetry']}")
-            blocked = raw["blocked_connections"]
-            log(f"  outside connections refused: {len(blocked)} {sorted(set(blocked))[:5]}")
-            log(
-                "  Mem0 hybrid search: BM25 on "
-                + ("spaCy lemmas" if raw["spacy"] else "raw text (spaCy not installed)")
-                + f", threshold 0.1 (default); hnsw.ef_search {raw.get('ef_search', '?')}"
-            )
-            mem0_database(server, drop_only=True)
-            log(f"  {load()}")
-            log("MemoryHub in-process: /messages services (extract off, then on), recall k=10")
-            in_process = run_memoryhub_in_process(conversations, cases, created)
-            log(f"  {load()}")
-            http = None
-            if not args.no_http:
-                log("MemoryHub over HTTP: gunicorn -w 2, DEBUG=0, API rate limits raised")
-                http = run_memoryhub_http(conversations, cases, server, created, keys)
-                log(f"  {load()}")
-            log("")
-            vector_indexes = [
-                definition
-                for definition in next(iter(raw["indexes"].values()), [])
-                if " hnsw " in definition or " diskann " in definition
-            ]
-            log(
-                f"index, Mem0: {vector_indexes or 'none (exact scan)'} (one table per conversation)"
-            )
-            log(f"index, MemoryHub: {memoryhub_index()} (ef_search 100, iterative scans)")
-            report(mem0, in_process, http)
+            compare(args, server, python, conversations, cases, created, keys)
         finally:
             for namespace in created:
                 namespace_delete(actor=ACTOR, namespace=namespace)

@@ -226,132 +226,173 @@ class Writer:
         return content.replace("..", "."), tuple(parts)
 
 
-def plan_subject(
-    writer: Writer, external_id: str, count: int, now: datetime, plan: Plan
-) -> list[Row]:
-    """One subject's memories over the last MONTHS days: turns, facts (some superseded in
-    their slot), instructions; 1% archived."""
-    rng = writer.rng
-    start = now - timedelta(days=MONTHS)
-    span = (now - start).total_seconds() - 3600
+class SubjectPlanner:
+    """One subject's memories being planned: the cores it speaks of most, its sessions, and
+    dates over the last MONTHS days."""
 
-    def moment() -> datetime:
-        return start + timedelta(seconds=rng.uniform(0, span))
+    def __init__(self, writer: Writer, external_id: str, count: int, now: datetime) -> None:
+        self.writer = writer
+        self.rng = writer.rng
+        self.external_id = external_id
+        self.start = now - timedelta(days=MONTHS)
+        self.span = (now - self.start).total_seconds() - 3600
+        cores = len(writer.cores)
+        self.own = self.rng.sample(range(cores), k=min(cores, max(60, count // 8)))
+        self.own_by_kind: dict[str, list[int]] = defaultdict(list)
+        for index in self.own:
+            self.own_by_kind[FAMILIES[writer.cores[index].family].kind].append(index)
+        self.sessions: dict[str, datetime] = {}
+        self.keys: list[str] = []
 
-    own = rng.sample(range(len(writer.cores)), k=min(len(writer.cores), max(60, count // 8)))
-    own_by_kind: dict[str, list[int]] = defaultdict(list)
-    for index in own:
-        own_by_kind[FAMILIES[writer.cores[index].family].kind].append(index)
+    def moment(self) -> datetime:
+        return self.start + timedelta(seconds=self.rng.uniform(0, self.span))
 
-    def pick(kind: str | None) -> Core:
-        mine = own if kind is None else own_by_kind[kind]
+    def pick(self, kind: str | None) -> Core:
+        writer, rng = self.writer, self.rng
+        mine = self.own if kind is None else self.own_by_kind[kind]
         every = range(len(writer.cores)) if kind is None else writer.by_kind[kind]
         source = mine if mine and rng.random() < 0.85 else every
         return writer.cores[rng.choice(list(source))]
 
-    def row(core: Core, kind: str, at: datetime, **fields: Any) -> Row:  # a memory written at `at`
-        content, parts = writer.text(core)
+    def row(self, core: Core, kind: str, at: datetime, **fields: Any) -> Row:
+        """A memory written at `at`."""
+        content, parts = self.writer.text(core)
         item = NewMemory(
-            id=writer.uuid(),
+            id=self.writer.uuid(),
             content=content,
-            subject_external_id=external_id,
+            subject_external_id=self.external_id,
             kind=kind,
-            importance=round(rng.uniform(0.2, 0.9), 2),
+            importance=round(self.rng.uniform(0.2, 0.9), 2),
             valid_from=at,
             tags=["bench"],
             **fields,
         )
         return Row(Planned(item, core, parts), at)
 
-    turns = round(count * 0.70)
-    instructions = round(count * 0.05)
-    facts = count - turns - instructions
-    rows: list[Row] = []
-    sessions: dict[str, datetime] = {}
-    while turns > 0:
-        size = min(turns, rng.randint(6, 24))
-        if turns - size < 6:
-            size = turns
-        key = f"s{len(sessions) + 1}"
-        began = moment()
-        sessions[key] = began
-        at = began
-        for position in range(size):
-            at += timedelta(seconds=rng.randint(20, 180))
-            rows.append(
-                row(
-                    pick(None),
-                    Kind.EPISODIC,
-                    at,
-                    occurred_at=at,
-                    session_key=key,
-                    position=position,
-                    source={"session": key},
-                    metadata={"speaker": ("user", "assistant")[position % 2]},
-                )
-            )
-            rows[-1].note = DETAIL_NOTES[0]
-        turns -= size
-    keys = list(sessions)
-
-    def learned() -> tuple[datetime, dict[str, Any]]:
+    def learned(self) -> tuple[datetime, dict[str, Any]]:
         """When a fact was written, and its source: most from a conversation, after it."""
-        if keys and rng.random() < 0.7:
-            key = rng.choice(keys)
-            return sessions[key] + timedelta(minutes=rng.randint(5, 40)), {
+        rng = self.rng
+        if self.keys and rng.random() < 0.7:
+            key = rng.choice(self.keys)
+            return self.sessions[key] + timedelta(minutes=rng.randint(5, 40)), {
                 "session": key,
                 "extractor": "offline",
             }
-        return moment(), {}
+        return self.moment(), {}
 
-    slotted = round(facts * 0.4)
-    chain_no = 0
-    while slotted > 0:
-        length = min(slotted, rng.choice((1, 2, 2, 3, 4)))
-        slotted -= length
-        facts -= length
-        chain_no += 1
-        first = pick(Kind.SEMANTIC)
-        family = [
-            i for i in writer.by_kind[Kind.SEMANTIC] if writer.cores[i].family == first.family
-        ]
-        slot = f"{_base(_SLOT.findall(FAMILIES[first.family].content)[0])}:{chain_no}"
-        values = [first] + [writer.cores[rng.choice(family)] for _ in range(length - 1)]
-        dated = sorted((learned() for _ in values), key=lambda pair: pair[0])
-        chain = [
-            row(
-                core,
-                Kind.SEMANTIC,
-                at,
-                source=source,
-                metadata={"slot": slot, "group": slot},
-                confidence=round(rng.uniform(0.6, 0.95), 2) if rng.random() < 0.33 else 1.0,
+    def conversations(self, turns: int) -> list[Row]:
+        """`turns` conversation turns in sessions of 6 to 24 (or a few more, for the last)."""
+        rng = self.rng
+        rows: list[Row] = []
+        while turns > 0:
+            size = min(turns, rng.randint(6, 24))
+            if turns - size < 6:
+                size = turns
+            key = f"s{len(self.sessions) + 1}"
+            began = self.moment()
+            self.sessions[key] = began
+            at = began
+            for position in range(size):
+                at += timedelta(seconds=rng.randint(20, 180))
+                rows.append(
+                    self.row(
+                        self.pick(None),
+                        Kind.EPISODIC,
+                        at,
+                        occurred_at=at,
+                        session_key=key,
+                        position=position,
+                        source={"session": key},
+                        metadata={"speaker": ("user", "assistant")[position % 2]},
+                    )
+                )
+                rows[-1].note = DETAIL_NOTES[0]
+            turns -= size
+        self.keys = list(self.sessions)
+        return rows
+
+    def slot_chains(self, slotted: int) -> list[Row]:
+        """`slotted` facts in chains of 1 to 4 values of one slot, each superseding the last."""
+        writer, rng = self.writer, self.rng
+        rows: list[Row] = []
+        chain_no = 0
+        while slotted > 0:
+            length = min(slotted, rng.choice((1, 2, 2, 3, 4)))
+            slotted -= length
+            chain_no += 1
+            first = self.pick(Kind.SEMANTIC)
+            family = [
+                i for i in writer.by_kind[Kind.SEMANTIC] if writer.cores[i].family == first.family
+            ]
+            slot = f"{_base(_SLOT.findall(FAMILIES[first.family].content)[0])}:{chain_no}"
+            values = [first] + [writer.cores[rng.choice(family)] for _ in range(length - 1)]
+            dated = sorted((self.learned() for _ in values), key=lambda pair: pair[0])
+            chain = [
+                self.row(
+                    core,
+                    Kind.SEMANTIC,
+                    at,
+                    source=source,
+                    metadata={"slot": slot, "group": slot},
+                    confidence=round(rng.uniform(0.6, 0.95), 2) if rng.random() < 0.33 else 1.0,
+                )
+                for core, (at, source) in zip(values, dated, strict=True)
+            ]
+            for older, newer in itertools.pairwise(chain):
+                older.until = newer.at
+                older.planned.item.metadata["superseded_by"] = str(newer.planned.item.id)
+                newer.planned.item.metadata["supersedes"] = [str(older.planned.item.id)]
+            for each in chain:
+                each.note = DETAIL_NOTES[2] if each.until else DETAIL_NOTES[1]
+            rows += chain
+        return rows
+
+    def facts(self, count: int) -> list[Row]:
+        """`count` facts of no slot, a third of them less than sure."""
+        rows: list[Row] = []
+        for _ in range(count):
+            at, source = self.learned()
+            confidence = round(self.rng.uniform(0.6, 0.95), 2) if self.rng.random() < 0.33 else 1.0
+            rows.append(
+                self.row(
+                    self.pick(Kind.SEMANTIC),
+                    Kind.SEMANTIC,
+                    at,
+                    source=source,
+                    confidence=confidence,
+                )
             )
-            for core, (at, source) in zip(values, dated, strict=True)
-        ]
-        for older, newer in itertools.pairwise(chain):
-            older.until = newer.at
-            older.planned.item.metadata["superseded_by"] = str(newer.planned.item.id)
-            newer.planned.item.metadata["supersedes"] = [str(older.planned.item.id)]
-        for each in chain:
-            each.note = DETAIL_NOTES[2] if each.until else DETAIL_NOTES[1]
-        rows += chain
-    for _ in range(facts):
-        at, source = learned()
-        confidence = round(rng.uniform(0.6, 0.95), 2) if rng.random() < 0.33 else 1.0
-        rows.append(
-            row(pick(Kind.SEMANTIC), Kind.SEMANTIC, at, source=source, confidence=confidence)
-        )
-        rows[-1].note = DETAIL_NOTES[1]
-    for _ in range(instructions):
-        at, source = learned()
-        rows.append(row(pick(Kind.PROCEDURAL), Kind.PROCEDURAL, at, source=source))
-        rows[-1].note = DETAIL_NOTES[3]
+            rows[-1].note = DETAIL_NOTES[1]
+        return rows
+
+    def instructions(self, count: int) -> list[Row]:
+        rows: list[Row] = []
+        for _ in range(count):
+            at, source = self.learned()
+            rows.append(self.row(self.pick(Kind.PROCEDURAL), Kind.PROCEDURAL, at, source=source))
+            rows[-1].note = DETAIL_NOTES[3]
+        return rows
+
+
+def plan_subject(
+    writer: Writer, external_id: str, count: int, now: datetime, plan: Plan
+) -> list[Row]:
+    """One subject's memories over the last MONTHS days: turns, facts (some superseded in
+    their slot), instructions; 1% archived."""
+    planner = SubjectPlanner(writer, external_id, count, now)
+    turns = round(count * 0.70)
+    instructions = round(count * 0.05)
+    facts = count - turns - instructions
+    slotted = round(facts * 0.4)
+    rows = planner.conversations(turns)
+    rows += planner.slot_chains(slotted)
+    rows += planner.facts(facts - slotted)
+    rows += planner.instructions(instructions)
     for each in rows:
-        if rng.random() < 0.01:
+        if writer.rng.random() < 0.01:
             each.planned.item.status = Status.ARCHIVED
             each.note = "archived"
-    plan.sessions[external_id] = sessions
+    plan.sessions[external_id] = planner.sessions
     return rows
 
 
@@ -443,35 +484,17 @@ def date(namespace: Namespace, plan: Plan) -> None:
         )
 
 
-def sessions_and_logs(
+def recall_logs(
     namespace: Namespace,
-    plan: Plan,
+    by_subject: dict[str, list[Row]],
+    subjects: dict[str, Any],
     app_key: ApiKey,
     args: argparse.Namespace,
     now: datetime,
-    log: Callable[[str], None],
-) -> None:
-    """The sessions' rows; the recall log (which memories went into which answer); the
-    dashboard's reads."""
-    subjects = dict(Subject.objects.filter(namespace=namespace).values_list("external_id", "id"))
-    Session.objects.bulk_create(
-        [
-            Session(
-                namespace=namespace,
-                subject_id=subjects[external_id],
-                external_id=key,
-                created_at=at,
-                updated_at=at + timedelta(minutes=30),
-            )
-            for external_id, sessions in plan.sessions.items()
-            for key, at in sessions.items()
-        ],
-        batch_size=2000,
-    )
-    rng = random.Random(args.seed + 3)
-    by_subject: dict[str, list[Row]] = defaultdict(list)
-    for r in plan.rows:  # in date order
-        by_subject[r.planned.item.subject_external_id or ""].append(r)
+    rng: random.Random,
+) -> list[RecallLog]:
+    """Per subject, the recall log's rows: which of its memories, known and current then,
+    went into which answer (--recalls for the person, 40 for each other subject)."""
     logs: list[RecallLog] = []
     for external_id, rows in by_subject.items():
         count = args.recalls if external_id == PERSON else 40
@@ -510,7 +533,17 @@ def sessions_and_logs(
                     created_at=when,
                 )
             )
-    RecallLog.objects.bulk_create(logs, batch_size=2000)
+    return logs
+
+
+def dashboard_reads(
+    namespace: Namespace,
+    by_subject: dict[str, list[Row]],
+    args: argparse.Namespace,
+    rng: random.Random,
+) -> None:
+    """--reads content reads recorded: mostly one of the person's memories opened by an admin,
+    else an explorer page showing a few of theirs among others'."""
     person = by_subject[PERSON]
     others = [r for external_id, rows in by_subject.items() if external_id != PERSON for r in rows]
     for number in range(args.reads):
@@ -525,6 +558,40 @@ def sessions_and_logs(
         content_read_record(
             actor=ADMIN, namespace=namespace, what=what, memory_ids=cast(list[uuid.UUID], ids)
         )
+
+
+def sessions_and_logs(
+    namespace: Namespace,
+    plan: Plan,
+    app_key: ApiKey,
+    args: argparse.Namespace,
+    now: datetime,
+    log: Callable[[str], None],
+) -> None:
+    """The sessions' rows; the recall log (which memories went into which answer); the
+    dashboard's reads."""
+    subjects = dict(Subject.objects.filter(namespace=namespace).values_list("external_id", "id"))
+    Session.objects.bulk_create(
+        [
+            Session(
+                namespace=namespace,
+                subject_id=subjects[external_id],
+                external_id=key,
+                created_at=at,
+                updated_at=at + timedelta(minutes=30),
+            )
+            for external_id, sessions in plan.sessions.items()
+            for key, at in sessions.items()
+        ],
+        batch_size=2000,
+    )
+    rng = random.Random(args.seed + 3)
+    by_subject: dict[str, list[Row]] = defaultdict(list)
+    for r in plan.rows:  # in date order
+        by_subject[r.planned.item.subject_external_id or ""].append(r)
+    logs = recall_logs(namespace, by_subject, subjects, app_key, args, now, rng)
+    RecallLog.objects.bulk_create(logs, batch_size=2000)
+    dashboard_reads(namespace, by_subject, args, rng)
     mine = sum(1 for entry in logs if entry.subject_id == subjects[PERSON])
     log(
         f"  {sum(len(s) for s in plan.sessions.values())} sessions, {len(logs)} recall-log rows "
@@ -792,6 +859,92 @@ def open_portal(
     return client, found.group(1), [f"{asked:.0f}", f"{opened:.0f}"]
 
 
+def logs_and_indexes(
+    namespace: Namespace,
+    plan: Plan,
+    api_key: ApiKey,
+    args: argparse.Namespace,
+    now: datetime,
+    log: Callable[[str], None],
+) -> None:
+    """The sessions, recall log and dashboard reads; then the subject indexes."""
+    sessions_and_logs(namespace, plan, api_key, args, now, log)
+    made = subject_indexes.refresh()
+    log(
+        f"subject indexes: {len(made.created)} created in {made.seconds:.1f}s "
+        f"(MEMORYHUB_SUBJECT_INDEX_MIN {settings.MEMORYHUB_SUBJECT_INDEX_MIN})"
+    )
+
+
+def enter_portal(
+    namespace: Namespace,
+    plan: Plan,
+    raw_key: str,
+    args: argparse.Namespace,
+    log: Callable[[str], None],
+) -> tuple[Portal, Subject, list[str]]:
+    """The person's portal opened by its link: (the portal's requests, the person, the link's
+    and the entry's ms)."""
+    subject = Subject.objects.get(namespace=namespace, external_id=PERSON)
+    log(f"  {PERSON}: {describe(subject)}")
+    client, subject_id, opening = open_portal(namespace.slug, raw_key, log)
+    if subject_id != str(subject.pk):
+        raise SystemExit(f"the link opened {subject_id}, not {subject.pk}")
+    notes = {r.planned.item.id: r.note for r in plan.rows if r.note}
+    details: dict[str, list[str]] = {note: [] for note in DETAIL_NOTES}
+    for pk in Memory.objects.filter(namespace=namespace, subject=subject).values_list(
+        "id", flat=True
+    ):
+        if notes.get(pk) in details:
+            details[notes[pk]].append(str(pk))
+    portal = Portal(client, subject_id, details, plan.queries, args.seed)
+    return portal, subject, opening
+
+
+def print_report(
+    results: Results,
+    cpu: str,
+    statements: Statements,
+    namespace: Namespace,
+    subject: Subject,
+    opening: list[str],
+    loaded: tuple[float, float],
+    args: argparse.Namespace,
+) -> None:
+    """The tables (all iterations, then the quiet ones), the costliest SQL and the goals."""
+    print()
+    print(
+        f"Privacy portal server time (ms), {PERSON} with {args.memories} memories "
+        f"({describe(subject)}), {args.others} other subjects x {args.others_memories}, "
+        f"{args.recalls} recall-log rows of the person; {args.requests} requests per kind; "
+        f"CPU: {cpu_name()} ({os.cpu_count()} cores)"
+    )
+    verdicts = report(results)
+    print(cpu)
+    pages = [int(s.note[5:]) for s in results.samples[KIND_NEXT]]
+    empty = sum(1 for hits in results.hits if not hits)
+    median_hits = percentile([float(hits) for hits in results.hits], 50)
+    print(
+        f"(next pages: 2 to {max(pages)}; searches: median {median_hits:.0f}"
+        f" hits, {empty} of {len(results.hits)} empty; opening the portal: link "
+        f"{opening[0]} ms, entry {opening[1]} ms)"
+    )
+    load_seconds, index_seconds = loaded
+    print(f"(load {load_seconds:.0f}s, index build {index_seconds:.0f}s)")
+    quiet = sum(1 for s in results.samples[OVERVIEW] if s.other_cores < NOISY_CORES)
+    print(f"\nThe same over the quiet iterations ({quiet} of {args.requests}: other processes")
+    print(f"under {NOISY_CORES} cores while they ran; CPU: {cpu_name()}):")
+    if quiet:
+        report(results, quiet_only=True)
+    print("\nCostliest SQL statements by kind (mean database ms x runs):")
+    statement_profile(statements)
+    if args.explain:
+        explain_slowest(statements, namespace)
+    print("\nGoals:")
+    for line in verdicts:
+        print(f"  {line}")
+
+
 def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
     saved = index_definitions()
     missing = [name for name in recall_bench.BULK_INDEXES if name not in saved]
@@ -818,64 +971,17 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
     try:
         namespace = namespace_create(actor=ACTOR, slug=slug, name="Portal benchmark (temporary)")
         log(f"namespace {slug}")
-        load_seconds, index_seconds = load(namespace, plan, data, saved, args, log)
+        loaded = load(namespace, plan, data, saved, args, log)
         api_key, raw_key = api_key_create(
             actor=ACTOR, name="assistant app", namespaces=[namespace], permissions=API_PERMISSIONS
         )
-        sessions_and_logs(namespace, plan, api_key, args, now, log)
-        made = subject_indexes.refresh()
-        log(
-            f"subject indexes: {len(made.created)} created in {made.seconds:.1f}s "
-            f"(MEMORYHUB_SUBJECT_INDEX_MIN {settings.MEMORYHUB_SUBJECT_INDEX_MIN})"
-        )
-        subject = Subject.objects.get(namespace=namespace, external_id=PERSON)
-        log(f"  {PERSON}: {describe(subject)}")
-        client, subject_id, opening = open_portal(slug, raw_key, log)
-        if subject_id != str(subject.pk):
-            raise SystemExit(f"the link opened {subject_id}, not {subject.pk}")
-        notes = {r.planned.item.id: r.note for r in plan.rows if r.note}
-        details: dict[str, list[str]] = {note: [] for note in DETAIL_NOTES}
-        for pk in Memory.objects.filter(namespace=namespace, subject=subject).values_list(
-            "id", flat=True
-        ):
-            if notes.get(pk) in details:
-                details[notes[pk]].append(str(pk))
-        portal = Portal(client, subject_id, details, plan.queries, args.seed)
+        logs_and_indexes(namespace, plan, api_key, args, now, log)
+        portal, subject, opening = enter_portal(namespace, plan, raw_key, args, log)
         if args.quiet_wait > 0:
             wait_for_quiet(args.quiet_wait, log)
         statements = Statements()
         results, cpu = measure(portal, args, statements, log)
-
-        print()
-        print(
-            f"Privacy portal server time (ms), {PERSON} with {args.memories} memories "
-            f"({describe(subject)}), {args.others} other subjects x {args.others_memories}, "
-            f"{args.recalls} recall-log rows of the person; {args.requests} requests per kind; "
-            f"CPU: {cpu_name()} ({os.cpu_count()} cores)"
-        )
-        verdicts = report(results)
-        print(cpu)
-        pages = [int(s.note[5:]) for s in results.samples[KIND_NEXT]]
-        empty = sum(1 for hits in results.hits if not hits)
-        median_hits = percentile([float(hits) for hits in results.hits], 50)
-        print(
-            f"(next pages: 2 to {max(pages)}; searches: median {median_hits:.0f}"
-            f" hits, {empty} of {len(results.hits)} empty; opening the portal: link "
-            f"{opening[0]} ms, entry {opening[1]} ms)"
-        )
-        print(f"(load {load_seconds:.0f}s, index build {index_seconds:.0f}s)")
-        quiet = sum(1 for s in results.samples[OVERVIEW] if s.other_cores < NOISY_CORES)
-        print(f"\nThe same over the quiet iterations ({quiet} of {args.requests}: other processes")
-        print(f"under {NOISY_CORES} cores while they ran; CPU: {cpu_name()}):")
-        if quiet:
-            report(results, quiet_only=True)
-        print("\nCostliest SQL statements by kind (mean database ms x runs):")
-        statement_profile(statements)
-        if args.explain:
-            explain_slowest(statements, namespace)
-        print("\nGoals:")
-        for line in verdicts:
-            print(f"  {line}")
+        print_report(results, cpu, statements, namespace, subject, opening, loaded, args)
     finally:
         if api_key is not None:
             api_key.delete()

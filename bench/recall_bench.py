@@ -89,7 +89,7 @@ from apps.memories.services import NewMemory, memories_create_bulk  # noqa: E402
 from apps.namespaces.models import Namespace  # noqa: E402
 from apps.namespaces.services import namespace_create, namespace_delete  # noqa: E402
 from apps.recall import subject_indexes  # noqa: E402
-from apps.recall.search import recall_memories  # noqa: E402
+from apps.recall.search import RecallRequest, recall_memories  # noqa: E402
 from apps.recall.statements import VECTOR_CANDIDATES  # noqa: E402
 from bench.machine import terminate_as_exit  # noqa: E402
 from memoryhub.row_security import namespace_wall  # noqa: E402
@@ -852,12 +852,14 @@ def explain_recall(
     try:
         with connection.execute_wrapper(timer):
             recall_memories(
-                actor=ACTOR,
-                namespace=namespace,
-                subject_external_id=subject_external_id,
-                query=query,
-                k=K,
-                log=False,
+                RecallRequest(
+                    actor=ACTOR,
+                    namespace=namespace,
+                    subject_external_id=subject_external_id,
+                    query=query,
+                    k=K,
+                    log=False,
+                )
             )
     finally:
         timer.capture = False
@@ -877,16 +879,43 @@ def explain_recall(
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
-    timer = StatementTimer()
-    slug = f"bench-recall-{secrets.token_hex(4)}"
-    saved = index_definitions()
-    missing = [name for name in BULK_INDEXES if name not in saved]
-    if missing:
-        raise SystemExit(f"indexes missing before the run: {missing}; try --restore-indexes")
-    real = get_provider()
-    log(f"query embedder: {real.name}; cores: {os.cpu_count()}; torch threads: {_torch_threads()}")
+@dataclass
+class Loaded:
+    """The memories as loaded, row by row as planned: their ids, owners (subject ids) and
+    vectors; and the load's and the index build's seconds."""
 
+    ids: list[Any]
+    owners: list[Any]
+    matrix: np.ndarray
+    load_seconds: float
+    index_seconds: float = 0.0
+
+    @classmethod
+    def read(cls, path: Path) -> Loaded:
+        """A kept run's, saved by `save`."""
+        order = np.load(path)
+        return cls(
+            ids=[uuid.UUID(x) for x in order["ids"]],
+            owners=[uuid.UUID(x) if x else None for x in order["owners"]],
+            matrix=order["matrix"],
+            load_seconds=float(order["load"]),
+            index_seconds=float(order["build"]),
+        )
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(
+            path,
+            ids=np.array([str(x) for x in self.ids]),
+            owners=np.array([str(x) if x else "" for x in self.owners]),
+            matrix=self.matrix,
+            load=self.load_seconds,
+            build=self.index_seconds,
+        )
+
+
+def plan_logged(args: argparse.Namespace, log: Callable[[str], None]) -> Dataset:
+    """The planned memories, their count, turns and lengths said."""
     started = time.perf_counter()
     data = plan(args.memories, args.subjects, args.big, args.pool, args.seed)
     lengths = [words(p.item.content) for p in data.items]
@@ -897,173 +926,254 @@ def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
         f"{min(lengths)}-{max(lengths)} (mean {statistics_mean(lengths):.1f}); "
         f"{time.perf_counter() - started:.1f}s"
     )
+    return data
+
+
+def store(
+    namespace: Namespace,
+    data: Dataset,
+    saved: dict[str, str],
+    real: Any,
+    vectors: Any,
+    log: Callable[[str], None],
+) -> Loaded:
+    """The planned memories stored in batches with the bulk indexes dropped, each embedded
+    from `vectors` (the query embedder is `real` again after)."""
+    drop_indexes(list(saved))
+    log(f"dropped {', '.join(saved)} for the load")
+    set_provider(PoolEmbedder(real.name, real.dimensions, vectors))
+    keys = KeyCache()
+    ids: list[Any] = []
+    owners: list[Any] = []
+    matrix = np.zeros((len(data.items), real.dimensions), dtype=np.float32)
+    started = time.perf_counter()
+    for start in range(0, len(data.items), BATCH):
+        batch = data.items[start : start + BATCH]
+        created = memories_create_bulk(
+            actor=ACTOR, namespace=namespace, items=[p.item for p in batch], keys=keys
+        )
+        for offset, memory in enumerate(created):
+            ids.append(memory.id)
+            owners.append(memory.subject_id)
+            matrix[start + offset] = memory.embedding
+        done = start + len(batch)
+        if done % 20_000 < BATCH or done == len(data.items):
+            rate = done / (time.perf_counter() - started)
+            log(f"  loaded {done:>7} memories, {rate:,.0f}/s")
+    load_seconds = time.perf_counter() - started
+    set_provider(real)
+    return Loaded(ids, owners, matrix, load_seconds)
+
+
+def build_after_load(
+    loaded: Loaded, count: int, saved: dict[str, str], log: Callable[[str], None]
+) -> None:
+    """The bulk indexes rebuilt, VACUUM ANALYZE; the load of `count` memories said."""
+    loaded.index_seconds = build_indexes(saved, log)
+    vacuum_seconds = vacuum_analyze()
+    log(
+        f"load {loaded.load_seconds:.1f}s ({count / loaded.load_seconds:,.0f} memories/s), "
+        f"index build {loaded.index_seconds:.1f}s, VACUUM ANALYZE {vacuum_seconds:.1f}s"
+    )
+    log(f"  {relation_sizes()}")
+
+
+def refresh_subject_indexes(args: argparse.Namespace, log: Callable[[str], None]) -> None:
+    """The large subjects' own HNSW indexes, as the periodic task (or the command) makes them;
+    with --no-subject-indexes, none."""
+    if args.no_subject_indexes:
+        dropped = drop_subject_indexes()
+        log(f"no subject indexes (dropped {len(dropped)})")
+    else:
+        made = subject_indexes.refresh()
+        log(
+            f"subject indexes: {len(made.created)} created, {len(made.kept)} kept"
+            f" in {made.seconds:.1f}s (MEMORYHUB_SUBJECT_INDEX_MIN"
+            f" {settings.MEMORYHUB_SUBJECT_INDEX_MIN})"
+        )
+
+
+class Draw:
+    """Recall queries: a subject (layout B's: the big one), one of its planned memories, and
+    a query paraphrasing it."""
+
+    def __init__(self, data: Dataset, seed: int) -> None:
+        self.data = data
+        self.by_subject: dict[str, list[int]] = defaultdict(list)
+        for row, planned in enumerate(data.items):
+            self.by_subject[planned.item.subject_external_id].append(row)
+        self.rng = random.Random(seed + 1)
+
+    def __call__(self, layout: str) -> tuple[str, str, int]:
+        rng = self.rng
+        subject = self.data.big if layout.startswith("B") else rng.choice(self.data.subjects)
+        row = rng.choice(self.by_subject[subject])
+        return subject, make_query(self.data.items[row].core, rng), row
+
+
+def make_layouts(args: argparse.Namespace, data: Dataset) -> dict[str, Layout]:
+    per_subject = args.memories // args.subjects
+    layouts = {"A": Layout("A", f"A: 1 of {args.subjects} subjects (~{per_subject} each)")}
+    if data.big:
+        layouts["B"] = Layout("B", f"B: the subject with {args.big}")
+    if args.row_security:
+        for name in list(layouts):
+            layouts[f"{name}+wall"] = Layout(f"{name}+wall", f"{name} behind the RLS wall")
+    return layouts
+
+
+def warm_up(
+    args: argparse.Namespace,
+    layouts: dict[str, Layout],
+    draw: Draw,
+    namespace: Namespace,
+    real: Any,
+    log: Callable[[str], None],
+) -> None:
+    """--torch-threads set, --quiet-wait waited; then the model, the connection, every
+    layout's pages and plans warmed up by --warmup untimed recalls."""
+    if args.torch_threads > 0:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
+        log(f"torch threads set to {torch.get_num_threads()} for the timed queries")
+    if args.quiet_wait > 0:
+        wait_for_quiet(args.quiet_wait, log)
+    for _ in range(args.warmup):
+        for name in layouts:
+            subject, query, _ = draw(name)
+            recall_memories(
+                RecallRequest(
+                    actor=ACTOR, namespace=namespace, subject_external_id=subject, query=query, k=K
+                )
+            )
+            real.embed_query(query)
+
+
+def timed_sample(
+    name: str,
+    draw: Draw,
+    namespace: Namespace,
+    subjects: dict[str, Subject],
+    rows_of: dict[Any, np.ndarray],
+    loaded: Loaded,
+    real: Any,
+    timer: StatementTimer,
+    meter: CpuMeter,
+) -> Sample:
+    """One recall of layout `name`, timed with its statements; then the baseline (embed
+    again, brute force over the subject's vectors in numpy) and its overlap with the HNSW
+    candidates."""
+    subject_external_id, query, target_row = draw(name)
+    subject = subjects[subject_external_id]
+    timer.reset()
+    before = meter.snapshot()
+    started = time.perf_counter()
+    walled = namespace.pk if name.endswith("+wall") else None
+    with namespace_wall(walled) if walled else nullcontext():
+        outcome = recall_memories(
+            RecallRequest(
+                actor=ACTOR,
+                namespace=namespace,
+                subject_external_id=subject_external_id,
+                query=query,
+                k=K,
+            )
+        )
+    wall = (time.perf_counter() - started) * 1000
+    db = {kind: ms for kind, ms in timer.times.items() if kind.startswith("db:")}
+    candidates_seen = sum(timer.rows.get(k, 0) for k in CANDIDATE_KINDS if k != "db:stats")
+    # Baseline: embed again, brute force over the subject's vectors in numpy.
+    rows = rows_of[subject.pk]
+    subject_matrix = loaded.matrix[rows]  # a slice of the vectors loaded at the start
+    started = time.perf_counter()
+    query_vector = real.embed_query(query)
+    embedded = time.perf_counter()
+    top = exact_top(subject_matrix, query_vector, K)
+    done = time.perf_counter()
+    exact = (done - started) * 1000
+    exact_ids = {loaded.ids[rows[i]] for i in top}
+    other = meter.split(before, meter.snapshot()).get("other", 0.0)
+    found = vector_candidates(namespace, subject, query_vector)
+    return Sample(
+        wall=wall,
+        stages=dict(outcome.timings_ms),
+        db=db,
+        candidates_seen=candidates_seen,
+        exact=exact,
+        exact_embed=(embedded - started) * 1000,
+        overlap60=len(exact_ids & set(found)) / len(exact_ids),
+        overlap10=len(exact_ids & set(found[:K])) / len(exact_ids),
+        target_hit=loaded.ids[target_row] in {h.memory.id for h in outcome.hits},
+        other_cores=other,
+        searches=timer.counts.get("db:candidates", 0),
+    )
+
+
+def measure(
+    args: argparse.Namespace,
+    namespace: Namespace,
+    data: Dataset,
+    loaded: Loaded,
+    real: Any,
+    timer: StatementTimer,
+    log: Callable[[str], None],
+) -> tuple[dict[str, Layout], Draw, str]:
+    """--queries timed recalls per layout, after the warm-up: (the layouts with their
+    samples, the query drawer, the CPU summary)."""
+    subjects = {s.external_id: s for s in Subject.objects.filter(namespace=namespace)}
+    grouped: dict[Any, list[int]] = defaultdict(list)
+    for row, owner in enumerate(loaded.owners):
+        grouped[owner].append(row)
+    rows_of = {owner: np.asarray(rows) for owner, rows in grouped.items()}
+    draw = Draw(data, args.seed)
+    layouts = make_layouts(args, data)
+    warm_up(args, layouts, draw, namespace, real, log)
+    log(f"timing {args.queries} recalls per layout; load average {os.getloadavg()[0]:.2f}")
+    meter = CpuMeter()
+    with connection.execute_wrapper(timer):
+        for _ in range(args.queries):
+            for name, layout in layouts.items():
+                layout.samples.append(
+                    timed_sample(
+                        name, draw, namespace, subjects, rows_of, loaded, real, timer, meter
+                    )
+                )
+    return layouts, draw, meter.summary()
+
+
+def run(args: argparse.Namespace, log: Callable[[str], None]) -> None:
+    timer = StatementTimer()
+    slug = f"bench-recall-{secrets.token_hex(4)}"
+    saved = index_definitions()
+    missing = [name for name in BULK_INDEXES if name not in saved]
+    if missing:
+        raise SystemExit(f"indexes missing before the run: {missing}; try --restore-indexes")
+    real = get_provider()
+    log(f"query embedder: {real.name}; cores: {os.cpu_count()}; torch threads: {_torch_threads()}")
+
+    data = plan_logged(args, log)
     keep = args.keep or bool(args.reuse)
     saved_order = Path(settings.BASE_DIR) / "var" / "bench" / f"recall-{args.reuse or slug}.npz"
     if args.reuse:
         namespace = Namespace.objects.get(slug=args.reuse)
-        order = np.load(saved_order)
-        ids = [uuid.UUID(x) for x in order["ids"]]
-        owners = [uuid.UUID(x) if x else None for x in order["owners"]]
-        matrix = order["matrix"]
-        load_seconds = float(order["load"])
-        index_seconds = float(order["build"])
-        log(f"reusing namespace {args.reuse} ({len(ids)} memories)")
+        loaded = Loaded.read(saved_order)
+        log(f"reusing namespace {args.reuse} ({len(loaded.ids)} memories)")
     else:
         vectors = compose_vectors(data, real, log, args.seed)
         namespace = namespace_create(actor=ACTOR, slug=slug, name="Recall benchmark (temporary)")
         log(f"namespace {slug}")
     try:
         if not args.reuse:
-            # --- load ---
-            drop_indexes(list(saved))
-            log(f"dropped {', '.join(saved)} for the load")
-            set_provider(PoolEmbedder(real.name, real.dimensions, vectors))
-            keys = KeyCache()
-            ids: list[Any] = []
-            owners: list[Any] = []
-            matrix = np.zeros((len(data.items), real.dimensions), dtype=np.float32)
-            started = time.perf_counter()
-            for start in range(0, len(data.items), BATCH):
-                batch = data.items[start : start + BATCH]
-                created = memories_create_bulk(
-                    actor=ACTOR, namespace=namespace, items=[p.item for p in batch], keys=keys
-                )
-                for offset, memory in enumerate(created):
-                    ids.append(memory.id)
-                    owners.append(memory.subject_id)
-                    matrix[start + offset] = memory.embedding
-                done = start + len(batch)
-                if done % 20_000 < BATCH or done == len(data.items):
-                    rate = done / (time.perf_counter() - started)
-                    log(f"  loaded {done:>7} memories, {rate:,.0f}/s")
-            load_seconds = time.perf_counter() - started
-            set_provider(real)
+            loaded = store(namespace, data, saved, real, vectors, log)
             del vectors
-            index_seconds = build_indexes(saved, log)
-            vacuum_seconds = vacuum_analyze()
-            log(
-                f"load {load_seconds:.1f}s ({len(data.items) / load_seconds:,.0f} memories/s), "
-                f"index build {index_seconds:.1f}s, VACUUM ANALYZE {vacuum_seconds:.1f}s"
-            )
-            log(f"  {relation_sizes()}")
-
+            build_after_load(loaded, len(data.items), saved, log)
             if keep:
-                saved_order.parent.mkdir(parents=True, exist_ok=True)
-                np.savez(
-                    saved_order,
-                    ids=np.array([str(x) for x in ids]),
-                    owners=np.array([str(x) if x else "" for x in owners]),
-                    matrix=matrix,
-                    load=load_seconds,
-                    build=index_seconds,
-                )
+                loaded.save(saved_order)
                 log(f"kept namespace {slug}: --reuse {slug} times against it")
-
-        # The large subjects' own HNSW indexes, as the periodic task (or the command) makes them.
-        if args.no_subject_indexes:
-            dropped = drop_subject_indexes()
-            log(f"no subject indexes (dropped {len(dropped)})")
-        else:
-            made = subject_indexes.refresh()
-            log(
-                f"subject indexes: {len(made.created)} created, {len(made.kept)} kept"
-                f" in {made.seconds:.1f}s (MEMORYHUB_SUBJECT_INDEX_MIN"
-                f" {settings.MEMORYHUB_SUBJECT_INDEX_MIN})"
-            )
-
-        # --- queries ---
-        subjects = {s.external_id: s for s in Subject.objects.filter(namespace=namespace)}
-        grouped: dict[Any, list[int]] = defaultdict(list)
-        for row, owner in enumerate(owners):
-            grouped[owner].append(row)
-        rows_of = {owner: np.asarray(rows) for owner, rows in grouped.items()}
-        by_subject: dict[str, list[int]] = defaultdict(list)
-        for row, planned in enumerate(data.items):
-            by_subject[planned.item.subject_external_id].append(row)
-
-        rng = random.Random(args.seed + 1)
-
-        def draw(layout: str) -> tuple[str, str, int]:
-            subject = data.big if layout.startswith("B") else rng.choice(data.subjects)
-            row = rng.choice(by_subject[subject])
-            return subject, make_query(data.items[row].core, rng), row
-
-        per_subject = args.memories // args.subjects
-        layouts = {"A": Layout("A", f"A: 1 of {args.subjects} subjects (~{per_subject} each)")}
-        if data.big:
-            layouts["B"] = Layout("B", f"B: the subject with {args.big}")
-        if args.row_security:
-            for name in list(layouts):
-                layouts[f"{name}+wall"] = Layout(f"{name}+wall", f"{name} behind the RLS wall")
-
-        if args.torch_threads > 0:
-            import torch
-
-            torch.set_num_threads(args.torch_threads)
-            log(f"torch threads set to {torch.get_num_threads()} for the timed queries")
-        if args.quiet_wait > 0:
-            wait_for_quiet(args.quiet_wait, log)
-        # Warm up: the model, the connection, both layouts' pages and plans.
-        for _ in range(args.warmup):
-            for name in layouts:
-                subject, query, _ = draw(name)
-                recall_memories(
-                    actor=ACTOR, namespace=namespace, subject_external_id=subject, query=query, k=K
-                )
-                real.embed_query(query)
-        log(f"timing {args.queries} recalls per layout; load average {os.getloadavg()[0]:.2f}")
-        meter = CpuMeter()
-        with connection.execute_wrapper(timer):
-            for _ in range(args.queries):
-                for name, layout in layouts.items():
-                    subject_external_id, query, target_row = draw(name)
-                    subject = subjects[subject_external_id]
-                    timer.reset()
-                    before = meter.snapshot()
-                    started = time.perf_counter()
-                    walled = namespace.pk if name.endswith("+wall") else None
-                    with namespace_wall(walled) if walled else nullcontext():
-                        outcome = recall_memories(
-                            actor=ACTOR,
-                            namespace=namespace,
-                            subject_external_id=subject_external_id,
-                            query=query,
-                            k=K,
-                        )
-                    wall = (time.perf_counter() - started) * 1000
-                    db = {kind: ms for kind, ms in timer.times.items() if kind.startswith("db:")}
-                    candidates_seen = sum(
-                        timer.rows.get(k, 0) for k in CANDIDATE_KINDS if k != "db:stats"
-                    )
-                    # Baseline: embed again, brute force over the subject's vectors in numpy.
-                    rows = rows_of[subject.pk]
-                    subject_matrix = matrix[rows]  # a slice of the vectors loaded at the start
-                    started = time.perf_counter()
-                    query_vector = real.embed_query(query)
-                    embedded = time.perf_counter()
-                    top = exact_top(subject_matrix, query_vector, K)
-                    done = time.perf_counter()
-                    exact = (done - started) * 1000
-                    exact_ids = {ids[rows[i]] for i in top}
-                    other = meter.split(before, meter.snapshot()).get("other", 0.0)
-                    found = vector_candidates(namespace, subject, query_vector)
-                    layout.samples.append(
-                        Sample(
-                            wall=wall,
-                            stages=dict(outcome.timings_ms),
-                            db=db,
-                            candidates_seen=candidates_seen,
-                            exact=exact,
-                            exact_embed=(embedded - started) * 1000,
-                            overlap60=len(exact_ids & set(found)) / len(exact_ids),
-                            overlap10=len(exact_ids & set(found[:K])) / len(exact_ids),
-                            target_hit=ids[target_row] in {h.memory.id for h in outcome.hits},
-                            other_cores=other,
-                            searches=timer.counts.get("db:candidates", 0),
-                        )
-                    )
-        cpu = meter.summary()
-        report(layouts, args, len(data.items), load_seconds, index_seconds)
+        refresh_subject_indexes(args, log)
+        layouts, draw, cpu = measure(args, namespace, data, loaded, real, timer, log)
+        report(layouts, args, len(data.items), loaded.load_seconds, loaded.index_seconds)
         print(cpu)
         if args.explain:
             for name in layouts:
@@ -1107,16 +1217,12 @@ def cleanup(namespace: Namespace, saved: dict[str, str], log: Callable[[str], No
         log("indexes restored" if not left else f"INDEXES MISSING: {left} (--restore-indexes)")
 
 
-def report(
-    layouts: dict[str, Layout], args: argparse.Namespace, total: int, load: float, build: float
-) -> None:
-    print()
-    print(
-        f"Recall latency, k={K}, {args.queries} queries per layout, {total} memories in the "
-        f"namespace; ms (p50 / p95)"
-    )
-    header = f"{'':<34}" + "".join(f"{layout.label:>38}" for layout in layouts.values())
-    print(header)
+RowPrinter = Callable[..., None]
+
+
+def _row_printer(layouts: dict[str, Layout]) -> RowPrinter:
+    """row(label, pick, quiet_only=False): a table line, p50 / p95 of `pick` per layout (over
+    the quiet samples only if asked); "-" where no sample has a value."""
 
     def row(label: str, pick: Callable[[Sample], float | None], quiet_only: bool = False) -> None:
         cells = []
@@ -1130,6 +1236,11 @@ def report(
             )
         print(f"{label:<34}" + "".join(f"{c:>38}" for c in cells))
 
+    return row
+
+
+def report_stages(layouts: dict[str, Layout], row: RowPrinter) -> None:
+    """Recall's wall time, its stages and their statements; the exact scan beside."""
     row("recall wall (perf_counter)", lambda s: s.wall)
     row("  wall minus timings_ms[embed]", lambda s: s.wall - s.stages.get("embed", 0.0))
     present = {k for layout in layouts.values() for s in layout.samples for k in s.db}
@@ -1167,7 +1278,11 @@ def report(
     row("exact scan (embed + numpy top-10)", lambda s: s.exact)
     row("  of which query embedding", lambda s: s.exact_embed)
     row("  of which numpy scan", lambda s: s.exact - s.exact_embed)
-    print()
+
+
+def report_against_exact(layouts: dict[str, Layout]) -> None:
+    """Recall against the exact scan: time ratios, overlaps, the paraphrased memory found;
+    the goal."""
     print(f"{'':<34}" + "".join(f"{layout.label:>38}" for layout in layouts.values()))
     cells = []
     for layout in layouts.values():
@@ -1191,10 +1306,10 @@ def report(
         verdict = "met" if p95 <= GOAL_P95_MS else "NOT met"
         cells.append(f"p95 {p95:.1f} ms: {verdict}")
     print(f"{f'goal p95 <= {GOAL_P95_MS:.0f} ms':<34}" + "".join(f"{c:>38}" for c in cells))
-    print(f"(load {load:.0f}s, index build {build:.0f}s)")
 
-    # The same figures over the samples during which other processes left the CPU alone.
-    print()
+
+def report_quiet(layouts: dict[str, Layout], row: RowPrinter) -> None:
+    """The same figures over the samples during which other processes left the CPU alone."""
     cells = []
     for layout in layouts.values():
         quiet = sum(1 for s in layout.samples if s.other_cores < NOISY_CORES)
@@ -1214,6 +1329,27 @@ def report(
         verdict = "met" if p95 <= GOAL_P95_MS else "NOT met"
         cells.append(f"p95 {p95:.1f} ms: {verdict}" if walls else "-")
     print(f"{'  goal on quiet samples':<34}" + "".join(f"{c:>38}" for c in cells))
+
+
+def report(
+    layouts: dict[str, Layout], args: argparse.Namespace, total: int, load: float, build: float
+) -> None:
+    print()
+    print(
+        f"Recall latency, k={K}, {args.queries} queries per layout, {total} memories in the "
+        f"namespace; ms (p50 / p95)"
+    )
+    header = f"{'':<34}" + "".join(f"{layout.label:>38}" for layout in layouts.values())
+    print(header)
+    row = _row_printer(layouts)
+    report_stages(layouts, row)
+    print()
+    report_against_exact(layouts)
+    print(f"(load {load:.0f}s, index build {build:.0f}s)")
+
+    # The same figures over the samples during which other processes left the CPU alone.
+    print()
+    report_quiet(layouts, row)
 
 
 def statistics_mean(values: list[int]) -> float:

@@ -376,10 +376,9 @@ def saturating(ramp: list[Phase]) -> Phase:
 # --- Main ----------------------------------------------------------------------------------
 
 
-def run(args: argparse.Namespace) -> None:
-    started = time.monotonic()
-    log("MemoryHub load test (bench/loadtest): production stack on 127.0.0.1, driven by locust")
-    log(f"CPU: {cpu()}")
+def prepare(args: argparse.Namespace) -> tuple[embedded_db.EmbeddedServer, dict[str, str], int]:
+    """The embedded PostgreSQL, its load-test database and the production environment (said
+    in the output): (server, environment, the web server's port)."""
     OUT.mkdir(mode=0o700, parents=True, exist_ok=True)
     LOGS.mkdir(exist_ok=True)
     os.chmod(OUT, 0o700)
@@ -401,7 +400,10 @@ def run(args: argparse.Namespace) -> None:
         "per-key limits raised for the load test: "
         + ", ".join(f"{k}={v}" for k, v in RAISED_LIMITS.items())
     )
+    return server, env, port
 
+
+def migrate_and_seed(args: argparse.Namespace, env: dict[str, str]) -> None:
     step = time.monotonic()
     run_step([str(BIN / "python"), "manage.py", "migrate", "--noinput"], env, "migrate", 1800)
     log(f"migrated in {time.monotonic() - step:.0f} s")
@@ -417,75 +419,88 @@ def run(args: argparse.Namespace) -> None:
         raise HarnessError(f"seeding failed ({done.returncode})")
     log(f"seed ready in {time.monotonic() - step:.0f} s")
 
-    broker = redis.Redis.from_url(BROKER)
-    broker.flushdb()  # the load test's own db: no tasks or throttle counts left from a past run
-    stack = Stack()
-    try:
-        gunicorn = [
-            str(BIN / "gunicorn"), "memoryhub.wsgi:application", "--workers", "2",
-            "--bind", f"127.0.0.1:{port}",
-        ]  # fmt: skip
-        stack.start("gunicorn", gunicorn, env)
-        worker = [
-            str(BIN / "celery"), "-A", "memoryhub", "worker", "--loglevel", "INFO",
-            "--concurrency", str(args.worker_concurrency), "-n", "loadtest@%h",
-        ]  # fmt: skip
-        stack.start("celery-worker", worker, env)
-        beat = [
-            str(BIN / "celery"), "-A", "memoryhub", "beat", "--loglevel", "INFO",
-            "--schedule", str(OUT / "celerybeat-schedule"),
-        ]  # fmt: skip
-        stack.start("celery-beat", beat, env)
-        host = f"http://127.0.0.1:{port}"
-        health = wait_for_health(f"{host}/healthz", stack)
-        log(
-            f"gunicorn (2 workers) at {host}, Celery worker (concurrency "
-            f"{args.worker_concurrency}) and beat up; /healthz: {json.dumps(health)}"
-        )
-        meter = CpuMeter(
-            {
-                "web": stack.processes["gunicorn"].pid,
-                "postgres": postmaster_pid(server),
-                "worker": stack.processes["celery-worker"].pid,
-                "beat": stack.processes["celery-beat"].pid,
-            }
-        )
-        locust_env = {
-            **os.environ,
-            "LOADTEST_CREDENTIALS": str(OUT / "credentials.json"),
-            "LOADTEST_WORKLOAD": str(OUT / "workload.json"),
-            "LOADTEST_MAX_REQUESTS": str(args.max_requests),
+
+def start_stack(
+    stack: Stack,
+    args: argparse.Namespace,
+    env: dict[str, str],
+    port: int,
+    server: embedded_db.EmbeddedServer,
+    broker: redis.Redis,
+) -> dict[str, Any]:
+    """gunicorn, the Celery worker and beat started and healthy; returns what each phase needs."""
+    gunicorn = [
+        str(BIN / "gunicorn"), "memoryhub.wsgi:application", "--workers", "2",
+        "--bind", f"127.0.0.1:{port}",
+    ]  # fmt: skip
+    stack.start("gunicorn", gunicorn, env)
+    worker = [
+        str(BIN / "celery"), "-A", "memoryhub", "worker", "--loglevel", "INFO",
+        "--concurrency", str(args.worker_concurrency), "-n", "loadtest@%h",
+    ]  # fmt: skip
+    stack.start("celery-worker", worker, env)
+    beat = [
+        str(BIN / "celery"), "-A", "memoryhub", "beat", "--loglevel", "INFO",
+        "--schedule", str(OUT / "celerybeat-schedule"),
+    ]  # fmt: skip
+    stack.start("celery-beat", beat, env)
+    host = f"http://127.0.0.1:{port}"
+    health = wait_for_health(f"{host}/healthz", stack)
+    log(
+        f"gunicorn (2 workers) at {host}, Celery worker (concurrency "
+        f"{args.worker_concurrency}) and beat up; /healthz: {json.dumps(health)}"
+    )
+    meter = CpuMeter(
+        {
+            "web": stack.processes["gunicorn"].pid,
+            "postgres": postmaster_pid(server),
+            "worker": stack.processes["celery-worker"].pid,
+            "beat": stack.processes["celery-beat"].pid,
         }
-        base = {
-            "env": locust_env, "host": host, "stack": stack, "meter": meter,
-            "server": server, "redis": broker, "drain": args.drain,
-        }  # fmt: skip
+    )
+    locust_env = {
+        **os.environ,
+        "LOADTEST_CREDENTIALS": str(OUT / "credentials.json"),
+        "LOADTEST_WORKLOAD": str(OUT / "workload.json"),
+        "LOADTEST_MAX_REQUESTS": str(args.max_requests),
+    }
+    return {
+        "env": locust_env, "host": host, "stack": stack, "meter": meter,
+        "server": server, "redis": broker, "drain": args.drain,
+    }  # fmt: skip
 
-        warm_up(base, args.warmup)
 
-        single = run_phase(Phase("single", 1, args.single), base)
-        print_phase(single)
-        ramp = []
-        for users in args.steps:
-            phase = run_phase(Phase(f"ramp-{users}", users, args.step), base)
-            print_phase(phase)
-            ramp.append(phase)
-        knee = saturating(ramp)
-        log(
-            f"\nsaturating step: {knee.users} users ({knee.total.rate:.1f} req/s; the highest step "
-            f"rate was {max(p.total.rate for p in ramp):.1f} req/s)"
-        )
-        saturated = run_phase(Phase("saturate", knee.users, args.duration), base)
-        print_phase(saturated)
-        target = saturated.total.rate / 2
-        if not target:
-            raise HarnessError("no request succeeded at the saturating step")
-        half = run_phase(Phase("half", knee.users, args.half, throughput=target / knee.users), base)
-        print_phase(half)
-    finally:
-        stack.stop()
-        log("stopped gunicorn, the Celery worker and beat")
+def run_phases(
+    args: argparse.Namespace, base: dict[str, Any]
+) -> tuple[Phase, list[Phase], Phase, Phase, float]:
+    """Warm-up, then the phases: (single, ramp steps, saturate, half, half's asked rate)."""
+    warm_up(base, args.warmup)
 
+    single = run_phase(Phase("single", 1, args.single), base)
+    print_phase(single)
+    ramp = []
+    for users in args.steps:
+        phase = run_phase(Phase(f"ramp-{users}", users, args.step), base)
+        print_phase(phase)
+        ramp.append(phase)
+    knee = saturating(ramp)
+    log(
+        f"\nsaturating step: {knee.users} users ({knee.total.rate:.1f} req/s; the highest step "
+        f"rate was {max(p.total.rate for p in ramp):.1f} req/s)"
+    )
+    saturated = run_phase(Phase("saturate", knee.users, args.duration), base)
+    print_phase(saturated)
+    target = saturated.total.rate / 2
+    if not target:
+        raise HarnessError("no request succeeded at the saturating step")
+    half = run_phase(Phase("half", knee.users, args.half, throughput=target / knee.users), base)
+    print_phase(half)
+    return single, ramp, saturated, half, target
+
+
+def print_goals(
+    single: Phase, ramp: list[Phase], saturated: Phase, half: Phase, target: float
+) -> None:
     log("\nGoals (figures, not pass/fail):")
     sat = saturated.total
     log(
@@ -511,6 +526,26 @@ def run(args: argparse.Namespace) -> None:
         f"{target:.1f} asked) / single-client recall p95: {half_p95:.0f} ms / {single_p95:.0f} ms "
         f"= {ratio:.2f} (goal <= 3) -- " + ("met" if ratio <= 3 else "NOT met")
     )
+
+
+def run(args: argparse.Namespace) -> None:
+    started = time.monotonic()
+    log("MemoryHub load test (bench/loadtest): production stack on 127.0.0.1, driven by locust")
+    log(f"CPU: {cpu()}")
+    server, env, port = prepare(args)
+    migrate_and_seed(args, env)
+
+    broker = redis.Redis.from_url(BROKER)
+    broker.flushdb()  # the load test's own db: no tasks or throttle counts left from a past run
+    stack = Stack()
+    try:
+        base = start_stack(stack, args, env, port, server, broker)
+        single, ramp, saturated, half, target = run_phases(args, base)
+    finally:
+        stack.stop()
+        log("stopped gunicorn, the Celery worker and beat")
+
+    print_goals(single, ramp, saturated, half, target)
     exceptions = logged_exceptions()
     log(
         "\nexceptions in the server's logs (class, count): "

@@ -11,7 +11,7 @@ from importlib.metadata import packages_distributions
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_PARTY = {"apps", "memoryhub", "memoryhub_client", "tests", "bench", "manage"}
+FIRST_PARTY = {"apps", "memoryhub", "memoryhub_client", "tests", "bench", "tools", "manage"}
 # Run by an interpreter of its own (the peer benchmark's venv), not MemoryHub's.
 OWN_ENVIRONMENT = {"bench/peer_mem0.py"}
 
@@ -68,9 +68,9 @@ def test_the_product_imports_only_what_it_declares() -> None:
     assert undeclared(imported("apps", "memoryhub"), declared()) == []
 
 
-def test_the_tests_and_benchmarks_import_only_what_dev_declares() -> None:
+def test_the_tests_benchmarks_and_tools_import_only_what_dev_declares() -> None:
     allowed = declared("dev", "loadtest") | {"memoryhub-client"}
-    assert undeclared(imported("tests", "bench"), allowed) == []
+    assert undeclared(imported("tests", "bench", "tools"), allowed) == []
 
 
 def test_the_check_finds_an_undeclared_import() -> None:
