@@ -18,6 +18,7 @@ import json
 import secrets
 import statistics
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,26 +63,14 @@ class Command(BaseCommand):
         if missing or not files:
             paths = missing or map(str, options["paths"])
             raise CommandError(f"No LoCoMo files found at: {', '.join(paths)}")
-        changes = json.loads(options["config"]) if options["config"] else {}
-        try:
-            config = recall_config.parse(changes)
-            abstaining = (
-                recall_config.parse({**changes, "min_relevance": options["min_relevance"]})
-                if options["min_relevance"] is not None
-                else None
-            )
-        except recall_config.ConfigError as error:
-            raise CommandError(f"Bad configuration: {error}") from None
+        config, abstaining = _configs(options["config"], options["min_relevance"])
         conversations = [locomo.read_conversation(path) for path in files]
         # Load the model (both paths) and the prompt tokenizers before the clock starts:
         # one-time costs of a process, not ingest throughput.
         get_provider().embed_query("warm-up")
         get_provider().embed_documents(["warm-up"])
         prompt_line_tokens("warm-up")
-        rows: list[Row] = []
-        languages: list[str] = []  # each row's question's language case ("" unnamed)
-        abstained: list[Row] = []
-        ingest_seconds, ingested = 0.0, 0
+        tally = _Tally()
         created: list[Namespace] = []
         try:
             for conversation in conversations:
@@ -89,69 +78,59 @@ class Command(BaseCommand):
                     actor=ACTOR, slug=f"eval-{secrets.token_hex(6)}", name="recall_eval"
                 )
                 created.append(namespace)
-                others = (
-                    [
-                        (question.question, "other conversation")
-                        for other in conversations
-                        if other is not conversation
-                        for question in other.questions + other.adversarial
-                    ]
-                    if options["abstention"]
-                    else []
-                )
-                started = time.perf_counter()
-                eval_set = _import(namespace, conversation, others, options["abstention"])
-                seconds = time.perf_counter() - started
-                ingest_seconds += seconds
-                ingested += len(conversation.turns)
-                run = _run(eval_set, config)
-                mine, their_languages = _rows(run)
-                rows.extend(mine)
-                languages.extend(their_languages)
-                if abstaining is not None:  # the same answers, at the threshold
-                    abstained.extend(at_threshold(run, options["min_relevance"]))
-                answered = [s for s, *_ in mine if "recall@10" in s]
-                self.stdout.write(
-                    f"{conversation.name}: {len(conversation.turns)} turns in {seconds:.1f}s, "
-                    f"{len(answered)} questions, "
-                    f"recall@10 {statistics.fmean(s['recall@10'] for s in answered):.3f}"
-                )
+                self._evaluate(namespace, conversation, conversations, config, options, tally)
         finally:
             for namespace in created:
                 namespace_delete(actor=ACTOR, namespace=namespace)
-        figures = summarize(rows)
-        summary: dict[str, Any] = {
-            key: figures[key]
-            for key in sorted(figures)
-            if key.startswith(("recall@", "hit@")) and int(key.split("@")[1]) in options["k"]
-        }
-        summary.update(
-            {
-                "recall@5": figures.get("recall@5", 0.0),
-                "recall@10": figures.get("recall@10", 0.0),
-                "hit@5": figures.get("hit@5", 0.0),
-                "hit@10": figures.get("hit@10", 0.0),
-                "mrr": figures.get("mrr", 0.0),
-                "ndcg@10": figures.get("ndcg@10", 0.0),
-                "questions": figures["answerable"],
-                "recall_p50_ms": figures.get("latency_p50_ms", 0.0),
-                "recall_p95_ms": figures.get("latency_p95_ms", 0.0),
-                "ingest_per_s": round(ingested / ingest_seconds, 1) if ingest_seconds else 0.0,
-            }
-        )
-        if options["abstention"]:
-            summary["unanswerable"] = figures["unanswerable"]
-            summary["unanswerable_empty"] = figures.get("abstention_recall", 0.0)
+        figures = summarize(tally.rows)
+        summary = _summary(figures, options, tally)
         if abstaining is not None:
-            with_threshold = summarize(abstained)
-            summary["with_min_relevance"] = {
-                "min_relevance": abstaining.min_relevance,
-                "recall@5": with_threshold.get("recall@5", 0.0),
-                "recall@10": with_threshold.get("recall@10", 0.0),
-                "unanswerable_empty": with_threshold.get("abstention_recall", 0.0),
-                "abstention_precision": with_threshold.get("abstention_precision", 0.0),
-                "recall_p95_ms": with_threshold.get("latency_p95_ms", 0.0),
-            }
+            summary["with_min_relevance"] = _at_threshold(abstaining, summarize(tally.abstained))
+        self._report(figures, summary, _by_language(tally.rows, tally.languages, options["k"]))
+        if options["json"]:
+            self.stdout.write(json.dumps(summary, sort_keys=True))
+
+    def _evaluate(
+        self,
+        namespace: Namespace,
+        conversation: locomo.Conversation,
+        conversations: list[locomo.Conversation],
+        config: recall_config.RecallConfig,
+        options: dict[str, Any],
+        tally: _Tally,
+    ) -> None:
+        """One conversation: imported as an eval set (timed), run, its rows tallied."""
+        others = (
+            [
+                (question.question, "other conversation")
+                for other in conversations
+                if other is not conversation
+                for question in other.questions + other.adversarial
+            ]
+            if options["abstention"]
+            else []
+        )
+        started = time.perf_counter()
+        eval_set = _import(namespace, conversation, others, options["abstention"])
+        seconds = time.perf_counter() - started
+        tally.ingest_seconds += seconds
+        tally.ingested += len(conversation.turns)
+        run = _run(eval_set, config)
+        mine, their_languages = _rows(run)
+        tally.rows.extend(mine)
+        tally.languages.extend(their_languages)
+        if options["min_relevance"] is not None:  # the same answers, at the threshold
+            tally.abstained.extend(at_threshold(run, options["min_relevance"]))
+        answered = [s for s, *_ in mine if "recall@10" in s]
+        self.stdout.write(
+            f"{conversation.name}: {len(conversation.turns)} turns in {seconds:.1f}s, "
+            f"{len(answered)} questions, "
+            f"recall@10 {statistics.fmean(s['recall@10'] for s in answered):.3f}"
+        )
+
+    def _report(
+        self, figures: dict[str, Any], summary: dict[str, Any], by_language: dict[str, Any]
+    ) -> None:
         for category, values in figures["categories"].items():
             if category == "adversarial":
                 continue
@@ -159,7 +138,6 @@ class Command(BaseCommand):
                 f"category {category}: {values['cases']} questions, "
                 f"recall@5 {values['recall@5']:.3f}, recall@10 {values['recall@10']:.3f}"
             )
-        by_language = _by_language(rows, languages, options["k"])
         for language, values in by_language.items():
             ranks = ", ".join(f"{name} {values[name]:.3f}" for name in values if "@" in name)
             self.stdout.write(
@@ -170,8 +148,72 @@ class Command(BaseCommand):
             self.stdout.write(f"{key:>20}  {value}")
         if by_language:
             summary["languages"] = by_language
-        if options["json"]:
-            self.stdout.write(json.dumps(summary, sort_keys=True))
+
+
+@dataclass
+class _Tally:
+    rows: list[Row] = field(default_factory=list)
+    languages: list[str] = field(default_factory=list)  # each row's question's ("" unnamed)
+    abstained: list[Row] = field(default_factory=list)
+    ingest_seconds: float = 0.0
+    ingested: int = 0
+
+
+def _configs(
+    given: str, min_relevance: float | None
+) -> tuple[recall_config.RecallConfig, recall_config.RecallConfig | None]:
+    """The recall configuration to run, and the same at `min_relevance` if one is given."""
+    changes = json.loads(given) if given else {}
+    try:
+        config = recall_config.parse(changes)
+        abstaining = (
+            recall_config.parse({**changes, "min_relevance": min_relevance})
+            if min_relevance is not None
+            else None
+        )
+    except recall_config.ConfigError as error:
+        raise CommandError(f"Bad configuration: {error}") from None
+    return config, abstaining
+
+
+def _summary(figures: dict[str, Any], options: dict[str, Any], tally: _Tally) -> dict[str, Any]:
+    summary: dict[str, Any] = {
+        key: figures[key]
+        for key in sorted(figures)
+        if key.startswith(("recall@", "hit@")) and int(key.split("@")[1]) in options["k"]
+    }
+    seconds = tally.ingest_seconds
+    summary.update(
+        {
+            "recall@5": figures.get("recall@5", 0.0),
+            "recall@10": figures.get("recall@10", 0.0),
+            "hit@5": figures.get("hit@5", 0.0),
+            "hit@10": figures.get("hit@10", 0.0),
+            "mrr": figures.get("mrr", 0.0),
+            "ndcg@10": figures.get("ndcg@10", 0.0),
+            "questions": figures["answerable"],
+            "recall_p50_ms": figures.get("latency_p50_ms", 0.0),
+            "recall_p95_ms": figures.get("latency_p95_ms", 0.0),
+            "ingest_per_s": round(tally.ingested / seconds, 1) if seconds else 0.0,
+        }
+    )
+    if options["abstention"]:
+        summary["unanswerable"] = figures["unanswerable"]
+        summary["unanswerable_empty"] = figures.get("abstention_recall", 0.0)
+    return summary
+
+
+def _at_threshold(
+    abstaining: recall_config.RecallConfig, with_threshold: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "min_relevance": abstaining.min_relevance,
+        "recall@5": with_threshold.get("recall@5", 0.0),
+        "recall@10": with_threshold.get("recall@10", 0.0),
+        "unanswerable_empty": with_threshold.get("abstention_recall", 0.0),
+        "abstention_precision": with_threshold.get("abstention_precision", 0.0),
+        "recall_p95_ms": with_threshold.get("latency_p95_ms", 0.0),
+    }
 
 
 def _import(
