@@ -168,7 +168,12 @@ def set_import(request: DashboardRequest, slug: str) -> HttpResponse:
 
 
 def _errors(form: Any) -> str:
-    return "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+    """A form's errors in one line, each named by its field's label (in the reader's
+    language), errors of the whole form unnamed."""
+    return "; ".join(
+        f"{form[name].label}: {' '.join(errors)}" if name in form.fields else " ".join(errors)
+        for name, errors in form.errors.items()
+    )
 
 
 @login_required
