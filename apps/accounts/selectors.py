@@ -12,6 +12,7 @@ from datetime import datetime
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.accounts.models import ApiKey
 from apps.accounts.services import KEY_PREFIX, hash_secret
@@ -51,7 +52,7 @@ def namespace_for_api_key(api_key: ApiKey, slug: str) -> Namespace:
     """A namespace in the key's scope; any other slug is NotFound, like one that never was."""
     namespace = api_key.namespaces.filter(slug=slug).first()
     if namespace is None:
-        raise NotFound("Namespace not found.")
+        raise NotFound(gettext_noop("Namespace not found."))
     return namespace
 
 
@@ -170,8 +171,8 @@ def api_key_scope_for_user(user: User, prefix: str) -> ApiKeyScope:
         .first()
     )
     if api_key is None:
-        raise NotFound("API key not found.")
+        raise NotFound(gettext_noop("API key not found."))
     (scope,) = api_key_scopes(user, [api_key])
     if not (scope.namespaces or user.is_superuser):
-        raise NotFound("API key not found.")
+        raise NotFound(gettext_noop("API key not found."))
     return scope

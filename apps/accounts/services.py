@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.accounts.models import ApiKey, Permission
 from apps.audit.actors import Actor
@@ -46,11 +47,11 @@ def api_key_create(
     unknown = [p for p in permissions if p not in Permission.values]
     if unknown or not permissions:
         raise ApplicationError(
-            "Unknown or missing permissions.",
+            gettext_noop("Unknown or missing permissions."),
             details={"unknown": unknown, "allowed": list(Permission.values)},
         )
     if not namespaces:
-        raise ApplicationError("An API key needs at least one namespace.")
+        raise ApplicationError(gettext_noop("An API key needs at least one namespace."))
     prefix = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
     with transaction.atomic():
@@ -110,15 +111,17 @@ def api_key_set_expiry(*, actor: Actor, api_key: ApiKey, expires_at: datetime | 
         now = timezone.now()
         if api_key.revoked_at is not None:
             raise ApplicationError(
-                "This API key is revoked: it cannot be changed.", code="api_key_revoked"
+                gettext_noop("This API key is revoked: it cannot be changed."),
+                code="api_key_revoked",
             )
         if api_key.expires_at is not None and api_key.expires_at <= now:
             raise ApplicationError(
-                "This API key has expired: create a new one instead.", code="api_key_expired"
+                gettext_noop("This API key has expired: create a new one instead."),
+                code="api_key_expired",
             )
         if expires_at is not None and expires_at <= now:
             raise ApplicationError(
-                "An expiry must lie in the future; to stop a key now, revoke it.",
+                gettext_noop("An expiry must lie in the future; to stop a key now, revoke it."),
                 code="expiry_not_in_future",
             )
         previous = api_key.expires_at

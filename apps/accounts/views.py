@@ -240,7 +240,7 @@ def api_key_new(request: DashboardRequest) -> HttpResponse:
                 default_subject=form.cleaned_data["default_subject"],
             )
         except ApplicationError as error:
-            form.add_error(None, error.message)
+            form.add_error(None, error.localized)
         else:
             _create_token_spend(request, token, api_key.prefix)
             (scope,) = api_key_scopes(request.user, [api_key])
@@ -350,7 +350,7 @@ def api_key_expiry(request: DashboardRequest, prefix: str) -> HttpResponse:
     try:
         api_key_set_expiry(actor=_actor(request), api_key=scope.api_key, expires_at=expires_at)
     except ApplicationError as error:
-        messages.error(request, str(EXPIRY_REFUSALS.get(error.code, error.message)))
+        messages.error(request, str(EXPIRY_REFUSALS.get(error.code, error.localized)))
     else:
         if expires_at is None:
             messages.success(request, _("This key no longer expires."))

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -74,7 +75,8 @@ def model_info(name: str) -> ModelInfo:
     table = model_table()
     if name not in table:
         raise ApplicationError(
-            f"Unknown model {name!r}.",
+            gettext_noop("Unknown model %(name)s."),
+            params={"name": repr(name)},
             code="unknown_model",
             details={"model": [f"known models: {', '.join(sorted(table))}"]},
         )
@@ -159,18 +161,20 @@ def _model_and_budget(spec: ContextRequest) -> tuple[ModelInfo, int]:
     model = model_info(spec.model or settings.MEMORYHUB_DEFAULT_MODEL)
     if spec.strategy not in STRATEGIES:
         raise ApplicationError(
-            "Unknown strategy.", details={"strategy": [f"one of {', '.join(STRATEGIES)}"]}
+            gettext_noop("Unknown strategy."),
+            details={"strategy": [f"one of {', '.join(STRATEGIES)}"]},
         )
     window = spec.max_context_tokens or model.context_window
     if window > model.context_window:
         raise ApplicationError(
-            f"max_context_tokens is larger than {model.name}'s window of {model.context_window}.",
+            gettext_noop("max_context_tokens is larger than %(model)s's window of %(window)s."),
+            params={"model": model.name, "window": model.context_window},
             details={"max_context_tokens": [f"at most {model.context_window}"]},
         )
     budget = window - spec.reserve_tokens
     if budget <= 0:
         raise ApplicationError(
-            "The reserve leaves no room for a prompt.",
+            gettext_noop("The reserve leaves no room for a prompt."),
             code="budget_too_small",
             status_code=422,
             details={
@@ -363,7 +367,8 @@ def _apply_section_overrides(
     for name, override in overrides.items():
         if name not in specs:
             raise ApplicationError(
-                "Unknown section.", details={"sections": [f"{name!r} is not a section"]}
+                gettext_noop("Unknown section."),
+                details={"sections": [f"{name!r} is not a section"]},
             )
         if override.get("priority") is not None:
             specs[name].priority = int(override["priority"] or 0)
@@ -392,8 +397,11 @@ def _pack(
         )
     except assembly.BudgetTooSmall as error:
         raise ApplicationError(
-            f"The budget of {error.budget} tokens cannot hold the system prompt and the query "
-            f"({error.required} tokens).",
+            gettext_noop(
+                "The budget of %(budget)s tokens cannot hold the system prompt and the query "
+                "(%(required)s tokens)."
+            ),
+            params={"budget": error.budget, "required": error.required},
             code="budget_too_small",
             status_code=422,
             details={"budget": {"required_tokens": error.required, "budget_tokens": error.budget}},
@@ -458,8 +466,8 @@ def playground_config_get(*, user: Any, config_id: str) -> dict[str, Any]:
     try:
         key = uuid.UUID(str(config_id))
     except ValueError:
-        raise NotFound("Saved configuration not found.") from None
+        raise NotFound(gettext_noop("Saved configuration not found.")) from None
     saved = PlaygroundConfig.objects.filter(pk=key, namespace__in=namespaces_for_user(user)).first()
     if saved is None:
-        raise NotFound("Saved configuration not found.")
+        raise NotFound(gettext_noop("Saved configuration not found."))
     return json.loads(open_row(KeyCache(), saved, saved.namespace_id, None))

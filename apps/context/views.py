@@ -69,7 +69,7 @@ def playground(request: PlaygroundRequest) -> HttpResponse:
             form = PlaygroundForm(initial=config, namespaces=slugs)
         except ApplicationError as error:
             form = PlaygroundForm(namespaces=slugs)
-            context["error"] = error.message
+            context["error"] = error.localized
     else:
         form = PlaygroundForm(namespaces=slugs)
     context["form"] = form
@@ -118,7 +118,7 @@ def _assemble(request: PlaygroundRequest, data: dict[str, Any], context: dict[st
                 f"{reverse('context:playground')}?saved={saved.id}"
             )
     except ApplicationError as error:
-        context["error"] = error.message
+        context["error"] = error.localized
 
 
 def _for_display(result: dict[str, Any]) -> dict[str, Any]:
@@ -155,6 +155,6 @@ def playground_feedback(request: PlaygroundRequest) -> HttpResponse:
         )
     except ApplicationError as error:
         return render(
-            request, "context/_feedback.html", {"error": error.message}, status=error.status_code
+            request, "context/_feedback.html", {"error": error.localized}, status=error.status_code
         )
     return render(request, "context/_feedback.html", {"relevant": relevant})

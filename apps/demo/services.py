@@ -36,6 +36,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
@@ -287,7 +288,10 @@ def _session(actor: Actor, namespace: Namespace, event: _Event, tokens: list[int
         # A broker is configured: the worker gets the task after commit and finds it done.
         job = ingest_job_run(job_id=str(job.id))
     if job.status != JobStatus.SUCCEEDED:
-        raise ApplicationError(f"The demo's ingest job ended {job.status}: {job.error}")
+        raise ApplicationError(
+            gettext_noop("The demo's ingest job ended %(status)s: %(error)s"),
+            params={"status": job.status, "error": job.error},
+        )
 
 
 def _memory(actor: Actor, namespace: Namespace, event: _Event, tokens: list[int]) -> None:
@@ -419,8 +423,11 @@ def demo_remove(*, actor: Actor, force: bool = False) -> DemoReport:
     others = foreign_subjects(namespace)
     if others and not force:
         raise ApplicationError(
-            f"The namespace {SLUG!r} holds {len(others)} subject(s) the demo did not make; "
-            "it looks like real data, so it was not removed (--force removes it anyway).",
+            gettext_noop(
+                "The namespace %(slug)s holds %(count)s subject(s) the demo did not make; it "
+                "looks like real data, so it was not removed (--force removes it anyway)."
+            ),
+            params={"slug": repr(SLUG), "count": len(others)},
             code="conflict",
             status_code=409,
         )
@@ -486,7 +493,11 @@ def demo_eval(*, actor: Actor, k: int = 5, path: Path = EVAL_DATA) -> EvalReport
     here are not written to the recall log."""
     namespace = demo_namespace()
     if namespace is None:
-        raise ApplicationError(f"The demo namespace {SLUG!r} is not loaded.", status_code=404)
+        raise ApplicationError(
+            gettext_noop("The demo namespace %(slug)s is not loaded."),
+            params={"slug": repr(SLUG)},
+            status_code=404,
+        )
     keys = KeyCache()
     rows = []
     for query in read_eval(path):

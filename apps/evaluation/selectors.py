@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Count, QuerySet
+from django.utils.translation import gettext_noop
 
 from apps.audit.models import AuditEvent
 from apps.evaluation import metrics
@@ -35,29 +36,47 @@ HEADLINE = [
 PAIRED = ["recall@5", "recall@10", "hit@10", "mrr", "ndcg@10"]
 
 
-def _get(queryset: QuerySet[Any], namespace: Namespace, pk: Any, what: str) -> Any:
+def _get(queryset: QuerySet[Any], namespace: Namespace, pk: Any, refusal: str) -> Any:
     try:
         return queryset.get(namespace=namespace, pk=uuid.UUID(str(pk)))
     except (ValueError, queryset.model.DoesNotExist):
-        raise NotFound(f"No such {what}.") from None
+        raise NotFound(refusal) from None
 
 
 def eval_set_get(*, namespace: Namespace, set_id: Any) -> EvalSet:
-    return _get(EvalSet.objects.select_related("namespace"), namespace, set_id, "eval set")
+    return _get(
+        EvalSet.objects.select_related("namespace"),
+        namespace,
+        set_id,
+        gettext_noop("No such eval set."),
+    )
 
 
 def run_get(*, namespace: Namespace, run_id: Any) -> EvalRun:
     return _get(
-        EvalRun.objects.select_related("namespace", "eval_set", "variant"), namespace, run_id, "run"
+        EvalRun.objects.select_related("namespace", "eval_set", "variant"),
+        namespace,
+        run_id,
+        gettext_noop("No such run."),
     )
 
 
 def variant_get(*, namespace: Namespace, variant_id: Any) -> Variant:
-    return _get(Variant.objects.select_related("namespace"), namespace, variant_id, "variant")
+    return _get(
+        Variant.objects.select_related("namespace"),
+        namespace,
+        variant_id,
+        gettext_noop("No such variant."),
+    )
 
 
 def case_get(*, namespace: Namespace, case_id: Any) -> EvalCase:
-    return _get(EvalCase.objects.select_related("subject", "eval_set"), namespace, case_id, "case")
+    return _get(
+        EvalCase.objects.select_related("subject", "eval_set"),
+        namespace,
+        case_id,
+        gettext_noop("No such case."),
+    )
 
 
 def variants(*, namespace: Namespace) -> list[Variant]:

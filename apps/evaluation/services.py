@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -59,12 +60,14 @@ def _set_create(
     name = (name or "").strip()
     if not name or len(name) > NAME_LIMIT:
         raise ApplicationError(
-            f"An eval set needs a name of at most {NAME_LIMIT} characters.",
+            gettext_noop("An eval set needs a name of at most %(limit)s characters."),
+            params={"limit": NAME_LIMIT},
             details={"name": ["required" if not name else "too long"]},
         )
     if EvalSet.objects.filter(namespace=namespace, name=name).exists():
         raise ApplicationError(
-            "This namespace has an eval set of that name.", details={"name": ["taken"]}
+            gettext_noop("This namespace has an eval set of that name."),
+            details={"name": ["taken"]},
         )
     return EvalSet.objects.create(
         namespace=namespace,
@@ -80,7 +83,9 @@ def _cases_add(eval_set: EvalSet, drafts: Sequence[CaseDraft], keys: KeyCache) -
     start = (eval_set.cases.aggregate(last=Max("position"))["last"] or 0) + 1
     if eval_set.cases.count() + len(drafts) > MAX_CASES:
         raise ApplicationError(
-            f"An eval set holds at most {MAX_CASES} cases.", details={"cases": ["too many"]}
+            gettext_noop("An eval set holds at most %(limit)s cases."),
+            params={"limit": MAX_CASES},
+            details={"cases": ["too many"]},
         )
     cases = []
     for offset, draft in enumerate(drafts):
@@ -116,13 +121,25 @@ def _audit_set(actor: Actor, action: str, eval_set: EvalSet, **details: Any) -> 
     )
 
 
-def _check_question(question: Any, where: str) -> str:
+def _line_refused(number: int, template: str, problem: Any, **params: object) -> ApplicationError:
+    """A refusal of one line of an imported file: the message names the line, the details
+    key it as `line <number>`."""
+    return ApplicationError(
+        template, params={"line": number, **params}, details={f"line {number}": problem}
+    )
+
+
+def _check_question(question: Any, number: int) -> str:
     if not isinstance(question, str) or not question.strip():
-        raise ApplicationError(f"{where}: the question is empty.", details={where: ["question"]})
+        raise _line_refused(
+            number, gettext_noop("line %(line)s: the question is empty."), ["question"]
+        )
     if len(question) > MAX_QUERY_CHARS or "\x00" in question:
-        raise ApplicationError(
-            f"{where}: a question has at most {MAX_QUERY_CHARS} characters.",
-            details={where: ["question too long"]},
+        raise _line_refused(
+            number,
+            gettext_noop("line %(line)s: a question has at most %(limit)s characters."),
+            ["question too long"],
+            limit=MAX_QUERY_CHARS,
         )
     return question
 
@@ -161,64 +178,76 @@ def eval_set_import_jsonl(
     subjects: dict[str, Subject] = {}
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
-        raise ApplicationError("The file holds no cases.", details={"file": ["empty"]})
+        raise ApplicationError(
+            gettext_noop("The file holds no cases."), details={"file": ["empty"]}
+        )
     if len(lines) > MAX_CASES:
         raise ApplicationError(
-            f"An eval set holds at most {MAX_CASES} cases.", details={"file": ["too many"]}
+            gettext_noop("An eval set holds at most %(limit)s cases."),
+            params={"limit": MAX_CASES},
+            details={"file": ["too many"]},
         )
     for number, line in enumerate(lines, start=1):
-        where = f"line {number}"
         try:
             item = json.loads(line)
         except json.JSONDecodeError:
-            raise ApplicationError(f"{where}: not JSON.", details={where: ["not JSON"]}) from None
+            raise _line_refused(
+                number, gettext_noop("line %(line)s: not JSON."), ["not JSON"]
+            ) from None
         if not isinstance(item, dict):
-            raise ApplicationError(f"{where}: not an object.", details={where: ["not an object"]})
+            raise _line_refused(
+                number, gettext_noop("line %(line)s: not an object."), ["not an object"]
+            )
         unknown = set(item) - {
             "question", "subject", "expected_memory_ids", "expected_contains", "category",
         }  # fmt: skip
         if unknown:
-            raise ApplicationError(
-                f"{where}: unknown fields {', '.join(sorted(unknown))}.",
-                details={where: sorted(unknown)},
+            raise _line_refused(
+                number,
+                gettext_noop("line %(line)s: unknown fields %(fields)s."),
+                sorted(unknown),
+                fields=", ".join(sorted(unknown)),
             )
-        question = _check_question(item.get("question"), where)
+        question = _check_question(item.get("question"), number)
         external_id = item.get("subject")
         subject = None
         if external_id is not None:
             if not isinstance(external_id, str):
-                raise ApplicationError(
-                    f"{where}: subject is a string.", details={where: ["subject"]}
+                raise _line_refused(
+                    number, gettext_noop("line %(line)s: subject is a string."), ["subject"]
                 )
             subject = (
                 subjects.get(external_id)
                 or Subject.objects.filter(namespace=namespace, external_id=external_id).first()
             )
             if subject is None:
-                raise ApplicationError(
-                    f"{where}: no subject of that id in this namespace.",
-                    details={where: ["unknown subject"]},
+                raise _line_refused(
+                    number,
+                    gettext_noop("line %(line)s: no subject of that id in this namespace."),
+                    ["unknown subject"],
                 )
             subjects[external_id] = subject
-        expected = _expected_ids(namespace, subject, item.get("expected_memory_ids") or [], where)
+        expected = _expected_ids(namespace, subject, item.get("expected_memory_ids") or [], number)
         phrases = item.get("expected_contains") or []
         if not isinstance(phrases, list) or not all(isinstance(p, str) and p for p in phrases):
-            raise ApplicationError(
-                f"{where}: expected_contains is a list of phrases.",
-                details={where: ["expected_contains"]},
+            raise _line_refused(
+                number,
+                gettext_noop("line %(line)s: expected_contains is a list of phrases."),
+                ["expected_contains"],
             )
         if phrases:
             matched = _memories_matching(namespace, subject, phrases, keys)
             if not matched:
-                raise ApplicationError(
-                    f"{where}: no current memory holds any expected phrase.",
-                    details={where: ["expected_contains matches nothing"]},
+                raise _line_refused(
+                    number,
+                    gettext_noop("line %(line)s: no current memory holds any expected phrase."),
+                    ["expected_contains matches nothing"],
                 )
             expected += matched
         category = item.get("category") or ""
         if not isinstance(category, str | int) or len(str(category)) > CATEGORY_LIMIT:
-            raise ApplicationError(
-                f"{where}: category is a short label.", details={where: ["category"]}
+            raise _line_refused(
+                number, gettext_noop("line %(line)s: category is a short label."), ["category"]
             )
         drafts.append(CaseDraft(question, subject, expected, str(category)))
     with transaction.atomic():
@@ -229,27 +258,34 @@ def eval_set_import_jsonl(
 
 
 def _expected_ids(
-    namespace: Namespace, subject: Subject | None, raw: Any, where: str
+    namespace: Namespace, subject: Subject | None, raw: Any, number: int
 ) -> list[uuid.UUID]:
     if not isinstance(raw, list):
-        raise ApplicationError(
-            f"{where}: expected_memory_ids is a list.", details={where: ["expected_memory_ids"]}
+        raise _line_refused(
+            number,
+            gettext_noop("line %(line)s: expected_memory_ids is a list."),
+            ["expected_memory_ids"],
         )
     try:
         ids = [uuid.UUID(str(value)) for value in raw]
     except ValueError:
-        raise ApplicationError(
-            f"{where}: an expected memory id is not a UUID.",
-            details={where: ["expected_memory_ids"]},
+        raise _line_refused(
+            number,
+            gettext_noop("line %(line)s: an expected memory id is not a UUID."),
+            ["expected_memory_ids"],
         ) from None
     owner = Q(subject=None) if subject is None else Q(subject=subject) | Q(subject=None)
     known = set(
         Memory.objects.filter(owner, namespace=namespace, pk__in=ids).values_list("pk", flat=True)
     )
     if len(known) != len(set(ids)):
-        raise ApplicationError(
-            f"{where}: an expected memory is not the subject's (nor shared) in this namespace.",
-            details={where: ["unknown memory"]},
+        raise _line_refused(
+            number,
+            gettext_noop(
+                "line %(line)s: an expected memory is not the subject's (nor shared) in this "
+                "namespace."
+            ),
+            ["unknown memory"],
         )
     return ids
 
@@ -279,14 +315,19 @@ def eval_set_import_locomo(
             conversation = locomo.parse_conversation(data, name=name)
         except locomo.NotLocomo as error:
             raise ApplicationError(
-                f"Not a LoCoMo conversation: {error}.", details={"file": [str(error)]}
+                gettext_noop("Not a LoCoMo conversation: %(reason)s."),
+                params={"reason": error},
+                details={"file": [str(error)]},
             ) from None
     external_id = (subject_external_id or "").strip()
     if not external_id or len(external_id) > 255:
-        raise ApplicationError("A subject id is needed.", details={"subject": ["required"]})
+        raise ApplicationError(
+            gettext_noop("A subject id is needed."), details={"subject": ["required"]}
+        )
     if EvalSet.objects.filter(namespace=namespace, name=name.strip()).exists():
         raise ApplicationError(
-            "This namespace has an eval set of that name.", details={"name": ["taken"]}
+            gettext_noop("This namespace has an eval set of that name."),
+            details={"name": ["taken"]},
         )
     message_of = _send_conversation(actor, namespace, external_id, conversation)
     subject = Subject.objects.get(namespace=namespace, external_id=external_id)
@@ -362,7 +403,9 @@ def eval_set_from_feedback(
     """An eval set of every recall with positive feedback in the last `days` days whose
     query is still kept: a case a recall, answered by the memories judged relevant."""
     if not 1 <= days <= 365:
-        raise ApplicationError("Days between 1 and 365.", details={"days": ["out of range"]})
+        raise ApplicationError(
+            gettext_noop("Days between 1 and 365."), details={"days": ["out of range"]}
+        )
     since = timezone.now() - timedelta(days=days)
     relevant: dict[uuid.UUID, list[uuid.UUID]] = {}
     for recall_id, memory_id in (
@@ -380,7 +423,9 @@ def eval_set_from_feedback(
             drafts.append(CaseDraft(question, log.subject, relevant[log.pk], recall_id=log.pk))
     if not drafts:
         raise ApplicationError(
-            "No recall with positive feedback (and its query still kept) in that time.",
+            gettext_noop(
+                "No recall with positive feedback (and its query still kept) in that time."
+            ),
             details={"days": ["no feedback"]},
         )
     with transaction.atomic():
@@ -414,20 +459,23 @@ def eval_case_from_recall(
             namespace_id=eval_set.namespace_id, pk=uuid.UUID(str(recall_id))
         )
     except (ValueError, RecallLog.DoesNotExist):
-        raise NotFound("No such recall.") from None
+        raise NotFound(gettext_noop("No such recall.")) from None
     keys = KeyCache()
     question = recall_query(log, keys)
     if not question:
         raise ApplicationError(
-            "This recall's query is no longer kept.", details={"recall": ["query forgotten"]}
+            gettext_noop("This recall's query is no longer kept."),
+            details={"recall": ["query forgotten"]},
         )
     try:
         chosen = [uuid.UUID(str(value)) for value in expected]
     except ValueError:
-        raise ApplicationError("Not a memory id.", details={"expected": ["not a UUID"]}) from None
+        raise ApplicationError(
+            gettext_noop("Not a memory id."), details={"expected": ["not a UUID"]}
+        ) from None
     if not set(chosen) <= set(log.memory_ids):
         raise ApplicationError(
-            "Expected memories are chosen among those the recall served.",
+            gettext_noop("Expected memories are chosen among those the recall served."),
             details={"expected": ["not served"]},
         )
     with transaction.atomic():
@@ -471,7 +519,7 @@ def _parsed(config: Any) -> recall_config.RecallConfig:
         return recall_config.parse(config)
     except recall_config.ConfigError as error:
         raise ApplicationError(
-            "The recall configuration is not valid.", details=error.errors
+            gettext_noop("The recall configuration is not valid."), details=error.errors
         ) from None
 
 
@@ -483,7 +531,8 @@ def variant_save(
     name = (name or "").strip()
     if not name or len(name) > 80 or name == NAMESPACE_CONFIGURATION:
         raise ApplicationError(
-            "A variant needs a name of at most 80 characters.", details={"name": ["invalid"]}
+            gettext_noop("A variant needs a name of at most 80 characters."),
+            details={"name": ["invalid"]},
         )
     stored = _parsed(config).as_dict()
     with transaction.atomic():
@@ -561,11 +610,14 @@ def run_start(
 
     if not 100 <= token_budget <= 1_000_000:
         raise ApplicationError(
-            "The token budget is between 100 and 1,000,000.", details={"token_budget": ["range"]}
+            gettext_noop("The token budget is between 100 and 1,000,000."),
+            details={"token_budget": ["range"]},
         )
     total = eval_set.cases.count()
     if not total:
-        raise ApplicationError("The eval set has no cases yet.", details={"eval_set": ["empty"]})
+        raise ApplicationError(
+            gettext_noop("The eval set has no cases yet."), details={"eval_set": ["empty"]}
+        )
     namespace = eval_set.namespace
     config = _parsed(variant.config if variant is not None else namespace.recall_config)
     with transaction.atomic():

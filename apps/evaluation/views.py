@@ -22,6 +22,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -90,7 +91,7 @@ def _read_record(
 
 
 def _error(request: DashboardRequest, error: ApplicationError) -> None:
-    messages.error(request, error.message)
+    messages.error(request, error.localized)
 
 
 @login_required
@@ -151,7 +152,7 @@ def set_import(request: DashboardRequest, slug: str) -> HttpResponse:
             try:
                 parsed = json.loads(text)
             except json.JSONDecodeError:
-                raise ApplicationError(_("The file is not JSON.")) from None
+                raise ApplicationError(gettext_noop("The file is not JSON.")) from None
             eval_set = services.eval_set_import_locomo(
                 actor=actor_of(request),
                 namespace=namespace,
@@ -167,7 +168,12 @@ def set_import(request: DashboardRequest, slug: str) -> HttpResponse:
 
 
 def _errors(form: Any) -> str:
-    return "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+    """A form's errors in one line, each named by its field's label (in the reader's
+    language), errors of the whole form unnamed."""
+    return "; ".join(
+        f"{form[name].label}: {' '.join(errors)}" if name in form.fields else " ".join(errors)
+        for name, errors in form.errors.items()
+    )
 
 
 @login_required

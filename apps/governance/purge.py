@@ -32,7 +32,9 @@ def purge_filtered(namespace: Namespace, filters: dict[str, Any]) -> QuerySet[Me
     query.update(filters)
     filterset = MemoryFilter(query, queryset=Memory.objects.filter(namespace=namespace))
     if not filterset.is_valid():
-        raise ApplicationError("The filters are not valid.", details=dict(filterset.errors))
+        raise ApplicationError(
+            gettext_noop("The filters are not valid."), details=dict(filterset.errors)
+        )
     return filterset.qs
 
 

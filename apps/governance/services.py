@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
@@ -81,13 +82,16 @@ def purge_start(
     existed when it started. Audited (who, filters, reason, the count shown)."""
     if confirmation.strip() != namespace.slug:
         raise ApplicationError(
-            "Type the namespace's slug to confirm.", details={"confirmation": ["mismatch"]}
+            gettext_noop("Type the namespace's slug to confirm."),
+            details={"confirmation": ["mismatch"]},
         )
     if not reason.strip():
-        raise ApplicationError("Give a reason.", details={"reason": ["required"]})
+        raise ApplicationError(gettext_noop("Give a reason."), details={"reason": ["required"]})
     if not filters:
         raise ApplicationError(
-            "Choose at least one filter: a purge never takes a whole namespace unfiltered.",
+            gettext_noop(
+                "Choose at least one filter: a purge never takes a whole namespace unfiltered."
+            ),
             details={"filters": ["required"]},
         )
     chosen = purge_filtered(namespace, filters)

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.memories.models import VECTOR_FIELDS, Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_version
@@ -25,12 +26,12 @@ def subject_get(*, namespace: Namespace, external_id: str) -> Subject:
     by its serializer); NotFound when there is none."""
     if "\x00" in external_id:
         raise ApplicationError(
-            "A subject id cannot contain NUL characters.",
+            gettext_noop("A subject id cannot contain NUL characters."),
             details={"external_id": ["Null characters are not allowed."]},
         )
     subject = Subject.objects.filter(namespace=namespace, external_id=external_id).first()
     if subject is None:
-        raise NotFound("Subject not found.")
+        raise NotFound(gettext_noop("Subject not found."))
     subject.namespace = namespace
     return subject
 
@@ -76,12 +77,12 @@ def memory_get(*, namespace: Namespace, memory_id: uuid.UUID | str) -> Memory:
     try:
         memory_uuid = uuid.UUID(str(memory_id))
     except ValueError:
-        raise NotFound("Memory not found.") from None
+        raise NotFound(gettext_noop("Memory not found.")) from None
     memory = (
         Memory.objects.filter(namespace=namespace, pk=memory_uuid).select_related("subject").first()
     )
     if memory is None:
-        raise NotFound("Memory not found.")
+        raise NotFound(gettext_noop("Memory not found."))
     memory.namespace = namespace
     return memory
 

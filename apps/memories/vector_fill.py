@@ -9,6 +9,7 @@ from collections.abc import Callable
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -107,7 +108,8 @@ def _fill_column(
             embedded = [m for m in batch if getattr(m, model_field) == provider.name]
             if not embedded:
                 raise ApplicationError(
-                    "The embedding provider failed; nothing was re-embedded.", status_code=503
+                    gettext_noop("The embedding provider failed; nothing was re-embedded."),
+                    status_code=503,
                 )
             Memory.objects.bulk_update(embedded, fields)
             if column == VectorColumn.PRIMARY:

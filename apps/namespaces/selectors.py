@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
+from django.utils.translation import gettext_noop
 
 from apps.namespaces.models import ROLE_RANK, Membership, MembershipRole, Namespace
 from memoryhub.exceptions import NotFound
@@ -25,7 +26,7 @@ def namespace_for_user(
 ) -> Namespace:
     namespace = namespaces_for_user(user, min_role=min_role).filter(slug=slug).first()
     if namespace is None:
-        raise NotFound("Namespace not found.")
+        raise NotFound(gettext_noop("Namespace not found."))
     return namespace
 
 
@@ -45,7 +46,7 @@ def namespace_with_role(user: User, slug: str) -> tuple[Namespace, str]:
     if user.is_superuser:
         namespace = Namespace.objects.filter(slug=slug).first()
         if namespace is None:
-            raise NotFound("Namespace not found.")
+            raise NotFound(gettext_noop("Namespace not found."))
         return namespace, MembershipRole.OWNER
     membership = (
         Membership.objects.filter(user=user, namespace__slug=slug)
@@ -53,5 +54,5 @@ def namespace_with_role(user: User, slug: str) -> tuple[Namespace, str]:
         .first()
     )
     if membership is None:
-        raise NotFound("Namespace not found.")
+        raise NotFound(gettext_noop("Namespace not found."))
     return membership.namespace, membership.role

@@ -10,6 +10,7 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Q
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -64,7 +65,10 @@ def namespace_create(
             )
     except IntegrityError:
         raise ApplicationError(
-            f"A namespace with the slug {slug!r} exists already.", code="conflict", status_code=409
+            gettext_noop("A namespace with the slug %(slug)s exists already."),
+            params={"slug": repr(slug)},
+            code="conflict",
+            status_code=409,
         ) from None
     return namespace
 
@@ -72,21 +76,26 @@ def namespace_create(
 def namespace_update(*, actor: Actor, namespace: Namespace, **changes: Any) -> Namespace:
     unknown = set(changes) - set(_UPDATABLE)
     if unknown:
-        raise ApplicationError("Unknown namespace fields.", details={"fields": sorted(unknown)})
+        raise ApplicationError(
+            gettext_noop("Unknown namespace fields."), details={"fields": sorted(unknown)}
+        )
     if "pii_policy" in changes and changes["pii_policy"] not in PiiPolicy.values:
-        raise ApplicationError("Unknown PII policy.", details={"pii_policy": changes["pii_policy"]})
+        raise ApplicationError(
+            gettext_noop("Unknown PII policy."), details={"pii_policy": changes["pii_policy"]}
+        )
     for name in ("portal_return_origins", "portal_frame_origins"):
         if name in changes:  # they reach a CSP header and a redirect check: origins only
             try:
                 changes[name] = list(dict.fromkeys(normalize_origin(o) for o in changes[name]))
             except (ValueError, TypeError):
                 raise ApplicationError(
-                    "Not a list of origins like https://app.example.com.",
+                    gettext_noop("Not a list of origins like https://app.example.com."),
                     details={name: ["origins only"]},
                 ) from None
     if "erasure_grace_days" in changes and not 0 <= int(changes["erasure_grace_days"]) <= 30:
         raise ApplicationError(
-            "The erasure grace period is 0 to 30 days.", details={"erasure_grace_days": ["0-30"]}
+            gettext_noop("The erasure grace period is 0 to 30 days."),
+            details={"erasure_grace_days": ["0-30"]},
         )
     with transaction.atomic():
         # NO KEY: writes in the namespace check their foreign key to it at commit, while
@@ -118,7 +127,7 @@ def _refuse_losing_the_last_owner(namespace: Namespace, user: User) -> None:
     )
     if owners.filter(user=user).exists() and owners.count() == 1:
         raise ApplicationError(
-            "A namespace keeps at least one owner: make another member owner first.",
+            gettext_noop("A namespace keeps at least one owner: make another member owner first."),
             code="conflict",
             status_code=409,
             details={"user": ["last owner"]},
@@ -129,7 +138,7 @@ def membership_set(*, actor: Actor, namespace: Namespace, user: User, role: str)
     """Add `user` to the namespace with `role`, or change their role. The last owner cannot
     be demoted."""
     if role not in MembershipRole.values:
-        raise ApplicationError("Unknown role.", details={"role": role})
+        raise ApplicationError(gettext_noop("Unknown role."), details={"role": role})
     with transaction.atomic():
         Namespace.objects.select_for_update(no_key=True).filter(pk=namespace.pk).first()
         if role != MembershipRole.OWNER:
@@ -194,21 +203,23 @@ def user_invite(
     set their password through a one-time link (the caller makes it: Django's password-reset
     token, which stops working once the password is set). Audited without the link."""
     if role not in MembershipRole.values:
-        raise ApplicationError("Unknown role.", details={"role": role})
+        raise ApplicationError(gettext_noop("Unknown role."), details={"role": role})
     username = username.strip()
     if not username:
-        raise ApplicationError("Give a user name.", details={"username": ["required"]})
+        raise ApplicationError(
+            gettext_noop("Give a user name."), details={"username": ["required"]}
+        )
     try:
         UnicodeUsernameValidator()(username)
     except ValidationError as error:
         raise ApplicationError(
-            "A user name is letters, digits and @ . + - _ only.",
+            gettext_noop("A user name is letters, digits and @ . + - _ only."),
             details={"username": ["invalid"]},
         ) from error
     with transaction.atomic():
         if User.objects.filter(username__iexact=username).exists():
             raise ApplicationError(
-                "A user with that name exists already: add them instead.",
+                gettext_noop("A user with that name exists already: add them instead."),
                 code="conflict",
                 status_code=409,
                 details={"username": ["taken"]},

@@ -26,6 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -88,7 +89,8 @@ def check_message_count(count: int) -> None:
     limit = settings.MEMORYHUB_MAX_MESSAGES_PER_REQUEST
     if count > limit:
         raise ApplicationError(
-            f"{count} messages in one request; the limit is {limit}.",
+            gettext_noop("%(count)s messages in one request; the limit is %(limit)s."),
+            params={"count": count, "limit": limit},
             code="too_many_messages",
             status_code=413,
             details={"messages": {"count": count, "limit": limit}},
@@ -114,7 +116,7 @@ def messages_ingest(
     nothing; the same key with another body is refused (409)."""
     check_message_count(len(messages))
     if not messages:
-        raise ApplicationError("No messages.", details={"messages": ["required"]})
+        raise ApplicationError(gettext_noop("No messages."), details={"messages": ["required"]})
     for index, message in enumerate(messages):
         try:
             validate_content(message.content)
@@ -228,14 +230,14 @@ def _replayed(
     ).first()
     if job is not None and job.kind != kind:
         raise ApplicationError(
-            "This Idempotency-Key was used for a different request.",
+            gettext_noop("This Idempotency-Key was used for a different request."),
             code="idempotency_conflict",
             status_code=409,
             details={"idempotency_key": ["reused for another endpoint"]},
         )
     if job is not None and job.request_hash != request_hash:
         raise ApplicationError(
-            "This Idempotency-Key was used for a different request.",
+            gettext_noop("This Idempotency-Key was used for a different request."),
             code="idempotency_conflict",
             status_code=409,
             details={"idempotency_key": ["reused with another body"]},
@@ -323,7 +325,8 @@ def document_ingest(
     overlap = settings.MEMORYHUB_CHUNK_OVERLAP_TOKENS if overlap_tokens is None else overlap_tokens
     if not 0 <= overlap <= size // 2:
         raise ApplicationError(
-            f"overlap_tokens must be between 0 and half of chunk_tokens ({size // 2}).",
+            gettext_noop("overlap_tokens must be between 0 and half of chunk_tokens (%(most)s)."),
+            params={"most": size // 2},
             details={"overlap_tokens": ["out of range"]},
         )
     validate_content(text, field="text", limit=settings.MEMORYHUB_MAX_DOCUMENT_BYTES)
@@ -337,8 +340,11 @@ def document_ingest(
     limit = settings.MEMORYHUB_MAX_DOCUMENT_CHUNKS
     if len(chunks) > limit:
         raise ApplicationError(
-            f"This document makes {len(chunks)} chunks of {size} tokens; the limit is {limit}. "
-            "Send larger chunks (chunk_tokens) or a shorter document.",
+            gettext_noop(
+                "This document makes %(chunks)s chunks of %(size)s tokens; the limit is "
+                "%(limit)s. Send larger chunks (chunk_tokens) or a shorter document."
+            ),
+            params={"chunks": len(chunks), "size": size, "limit": limit},
             code="too_many_chunks",
             status_code=413,
             details={"text": {"chunks": len(chunks), "limit": limit, "chunk_tokens": size}},

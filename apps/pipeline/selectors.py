@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db.models import Prefetch
+from django.utils.translation import gettext_noop
 
 from apps.accounts.models import ApiKey
 from apps.memories.models import Subject
@@ -85,14 +86,14 @@ def job_for_api_key(*, api_key: ApiKey, job_id: uuid.UUID | str) -> Job:
     try:
         job_uuid = uuid.UUID(str(job_id))
     except ValueError:
-        raise NotFound("Job not found.") from None
+        raise NotFound(gettext_noop("Job not found.")) from None
     job = (
         Job.objects.filter(pk=job_uuid, namespace__in=api_key.namespaces.all())
         .select_related("namespace", "subject")
         .first()
     )
     if job is None:
-        raise NotFound("Job not found.")
+        raise NotFound(gettext_noop("Job not found."))
     return job
 
 

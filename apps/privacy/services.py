@@ -71,7 +71,7 @@ def locale_of(value: str) -> str:
     if tag.split("-")[0] == "en":
         return "en"
     raise ApplicationError(
-        "Unsupported locale.", details={"locale": [f"one of: {', '.join(LOCALES)}"]}
+        gettext_noop("Unsupported locale."), details={"locale": [f"one of: {', '.join(LOCALES)}"]}
     )
 
 
@@ -95,16 +95,19 @@ def portal_link_create(
     """A single-use link to the portal for `subject`, valid MEMORYHUB_PORTAL_LINK_MINUTES.
     `return_url` must be at one of the namespace's portal return origins."""
     if flow not in Flow.values:
-        raise ApplicationError("Unknown flow.", details={"flow": [f"one of: {', '.join(Flow)}"]})
+        raise ApplicationError(
+            gettext_noop("Unknown flow."), details={"flow": [f"one of: {', '.join(Flow)}"]}
+        )
     locale = locale_of(locale)
     return_url = (return_url or "").strip()
     if len(return_url) > 2000:
         raise ApplicationError(
-            "return_url is too long.", details={"return_url": ["at most 2000 characters"]}
+            gettext_noop("return_url is too long."),
+            details={"return_url": ["at most 2000 characters"]},
         )
     if return_url and not url_allowed(return_url, namespace.portal_return_origins):
         raise ApplicationError(
-            "return_url is not at one of the namespace's allowed portal origins.",
+            gettext_noop("return_url is not at one of the namespace's allowed portal origins."),
             details={"return_url": ["origin not allowed"]},
         )
     token = secrets.token_urlsafe(32)
@@ -277,12 +280,13 @@ def memory_correct(*, actor: Actor, memory: Memory, content: str, keys: KeyCache
     (certain, approved, and protected from older extracted values by consolidation)."""
     if memory.valid_to is not None or memory.status == Status.ARCHIVED:
         raise ApplicationError(
-            "Only a current memory can be corrected.", details={"content": ["not current"]}
+            gettext_noop("Only a current memory can be corrected."),
+            details={"content": ["not current"]},
         )
     content = (content or "").strip()
     if content == open_memory(keys, memory):
         raise ApplicationError(
-            "That is what is remembered already.", details={"content": ["unchanged"]}
+            gettext_noop("That is what is remembered already."), details={"content": ["unchanged"]}
         )
     now = timezone.now()
     return memory_update(
@@ -301,7 +305,9 @@ def memory_confirm(*, actor: Actor, memory: Memory) -> Memory:
     """The subject says a disputed fact is still true: current again, marked reviewed and as
     their own word (consolidation keeps it over older extracted values)."""
     if memory.status != Status.DISPUTED or memory.valid_to is not None:
-        raise ApplicationError("Only a memory in doubt can be confirmed.", status_code=409)
+        raise ApplicationError(
+            gettext_noop("Only a memory in doubt can be confirmed."), status_code=409
+        )
     now = timezone.now().isoformat()
     return memory_update(
         actor=actor,

@@ -302,7 +302,7 @@ def correct(request: PortalRequest, memory_id: str) -> HttpResponse:
                 actor=_actor(request), memory=found, content=form.cleaned_data["content"], keys=keys
             )
         except ApplicationError as error:
-            form.add_error("content", error.message)
+            form.add_error("content", error.localized)
         else:
             messages.success(request, _("Corrected. The earlier wording stays in its history."))
             return redirect("privacy:memory", subject_id=subject.pk, memory_id=found.pk)
@@ -320,7 +320,7 @@ def confirm(request: PortalRequest, memory_id: str) -> HttpResponse:
     try:
         services.memory_confirm(actor=_actor(request), memory=found)
     except ApplicationError as error:
-        messages.error(request, error.message)
+        messages.error(request, error.localized)
     else:
         messages.success(request, _("Thank you: it is used again to answer you."))
     return redirect("privacy:memory", subject_id=subject.pk, memory_id=found.pk)

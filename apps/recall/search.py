@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.memories import keyword_index, vector_spaces
@@ -116,17 +117,23 @@ def _plan(request: RecallRequest) -> _Plan:
         weights = replace(weights, context=0.0, neighbour_tokens=0.0)
     query = request.query
     if not query or not query.strip():
-        raise ApplicationError("The query is empty.", details={"query": ["required"]})
+        raise ApplicationError(gettext_noop("The query is empty."), details={"query": ["required"]})
     if len(query) > MAX_QUERY_CHARS:
         raise ApplicationError(
-            f"The query is longer than {MAX_QUERY_CHARS} characters.",
+            gettext_noop("The query is longer than %(limit)s characters."),
+            params={"limit": MAX_QUERY_CHARS},
             details={"query": ["too long"]},
         )
     if not 1 <= k <= MAX_K:
-        raise ApplicationError(f"k must be between 1 and {MAX_K}.", details={"k": ["out of range"]})
+        raise ApplicationError(
+            gettext_noop("k must be between 1 and %(most)s."),
+            params={"most": MAX_K},
+            details={"k": ["out of range"]},
+        )
     if min_relevance is not None and not 0.0 <= min_relevance <= 1.0:
         raise ApplicationError(
-            "min_relevance must be between 0 and 1.", details={"min_relevance": ["out of range"]}
+            gettext_noop("min_relevance must be between 0 and 1."),
+            details={"min_relevance": ["out of range"]},
         )
     return _Plan(
         config=config,
@@ -495,7 +502,7 @@ def _timed_embedding(query: str, *, primary: bool) -> tuple[np.ndarray, str, flo
     started = time.perf_counter()
     provider = get_provider() if primary else get_multilingual_provider()
     if provider is None:  # asked for only where it is on; turned off since by a test
-        raise ApplicationError("The multilingual model is off.", status_code=503)
+        raise ApplicationError(gettext_noop("The multilingual model is off."), status_code=503)
     return provider.embed_query(query), provider.name, _ms(started)
 
 

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -85,21 +86,23 @@ def recall_feedback_give(
     try:
         recall = RecallLog.objects.get(namespace=namespace, pk=uuid.UUID(str(recall_id)))
     except (ValueError, RecallLog.DoesNotExist):
-        raise NotFound("No such recall.") from None
+        raise NotFound(gettext_noop("No such recall.")) from None
     try:
         memory = uuid.UUID(str(memory_id))
     except ValueError:
         raise ApplicationError(
-            "memory_id is not a memory id.", details={"memory_id": ["not a UUID"]}
+            gettext_noop("memory_id is not a memory id."), details={"memory_id": ["not a UUID"]}
         ) from None
     if memory not in recall.memory_ids:
         raise ApplicationError(
-            "This recall did not serve that memory.", details={"memory_id": ["not served"]}
+            gettext_noop("This recall did not serve that memory."),
+            details={"memory_id": ["not served"]},
         )
     note = (note or "").strip()
     if len(note) > FEEDBACK_NOTE_LIMIT or "\x00" in note:
         raise ApplicationError(
-            f"A note has at most {FEEDBACK_NOTE_LIMIT} characters.",
+            gettext_noop("A note has at most %(limit)s characters."),
+            params={"limit": FEEDBACK_NOTE_LIMIT},
             details={"note": ["too long"]},
         )
     keys = KeyCache()

@@ -78,6 +78,19 @@ def patch(tenant: Tenant, memory_id: str, body: Any) -> Any:
 VALID = {"subject": "u2", "content": "Lives in Lisbon"}
 
 
+@pytest.mark.django_db
+def test_it_answers_in_english_whatever_the_client_s_language(acme: Tenant) -> None:
+    response = acme.client.post(
+        acme.url("memories"),
+        {**VALID, "content": "x" * (LIMIT + 1)},
+        format="json",
+        HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9",
+    )
+    assert_error(response, 413, "content_too_large", "content")
+    message = response.json()["error"]["message"]
+    assert message == f"Content is {LIMIT + 1} bytes; the limit is {LIMIT}."
+
+
 # --- refused creates ---------------------------------------------------------------------------
 
 

@@ -54,3 +54,14 @@ def test_it_switches_language_from_the_header(cast: Cast) -> None:
     assert response["Location"] == "/n/acme/review/"
     html = client.get("/n/acme/review/").content.decode()
     assert CJK.search(heading(html))
+
+
+def test_it_refuses_in_chinese_to_a_chinese_browser(cast: Cast) -> None:
+    response = cast.client("olive").post(
+        "/n/acme/memories/purge/?kind=semantic",
+        {"reason": "r", "confirmation": "acm", "expected": 1},
+        HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9",
+    )
+    html = response.content.decode()
+    assert "请输入命名空间的标识（slug）以确认。" in html
+    assert "Type the namespace" not in html

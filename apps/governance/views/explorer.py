@@ -162,7 +162,7 @@ def _search(
             )
         )
     except ApplicationError as error:
-        messages.error(request, error.message)
+        messages.error(request, error.localized)
         return [], 0.0
     kept = outcome.hits if valid else []
     if kept and any(data.get(name) not in (None, "") for name in POST_FILTERS):
@@ -250,7 +250,7 @@ def bulk(request: DashboardRequest, slug: str) -> HttpResponse:
             tag=data["tag"] or "",
         )
     except ApplicationError as error:
-        messages.error(request, error.message)
+        messages.error(request, error.localized)
         return redirect(f"{explorer_url}?{filters.urlencode()}")
     messages.success(
         request,
@@ -289,7 +289,7 @@ def purge(request: DashboardRequest, slug: str) -> HttpResponse:
             )
         except ApplicationError as error:
             form.add_error(
-                "confirmation" if "confirmation" in error.details else None, error.message
+                "confirmation" if "confirmation" in error.details else None, error.localized
             )
         else:
             return redirect("governance:job", slug=slug, job_id=job.id)

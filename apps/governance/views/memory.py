@@ -98,7 +98,7 @@ def memory_edit(request: DashboardRequest, slug: str, memory_id: str) -> HttpRes
                 importance=data["importance"],
             )
         except ApplicationError as error:
-            form.add_error(None, error.message)
+            form.add_error(None, error.localized)
         else:
             messages.success(request, _("Saved."))
             if request.GET.get("from") == "review":  # a correction made from the queue
@@ -145,7 +145,7 @@ def memory_action(request: DashboardRequest, slug: str, memory_id: str) -> HttpR
     try:
         action(actor=actor_of(request), memory=memory)
     except ApplicationError as error:
-        messages.error(request, error.message)
+        messages.error(request, error.localized)
         return back_to(request, detail)
     if request.htmx and request.POST.get("from") == "review":
         return render(
@@ -221,7 +221,7 @@ def review_merge(request: DashboardRequest, slug: str) -> HttpResponse:
     try:
         memory_merge(actor=actor_of(request), keep=keep, other=other)
     except ApplicationError as error:
-        messages.error(request, error.message)
+        messages.error(request, error.localized)
         return back_to(request, queue_url)
     if request.htmx:
         return render(
@@ -257,7 +257,7 @@ def memory_feedback(request: DashboardRequest, slug: str, memory_id: str) -> Htt
             relevant=relevant,
         )
     except ApplicationError as error:
-        messages.error(request, error.message)
+        messages.error(request, error.localized)
         return back_to(request, detail)
     messages.success(
         request,

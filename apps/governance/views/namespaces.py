@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.governance.forms import (
@@ -64,7 +65,7 @@ def namespace_list(request: DashboardRequest) -> HttpResponse:
                     owner=request.user,
                 )
             except ApplicationError as error:
-                form.add_error("slug", error.message)
+                form.add_error("slug", error.localized)
             else:
                 messages.success(request, _("Namespace created."))
                 return redirect("governance:namespace_settings", slug=created.slug)
@@ -145,7 +146,7 @@ def member_change(request: DashboardRequest, slug: str) -> HttpResponse:
         if action == "invite":
             invite = MemberInviteForm(request.POST, prefix="invite")
             if not invite.is_valid():
-                raise ApplicationError(_("Give a user name and a role."))
+                raise ApplicationError(gettext_noop("Give a user name and a role."))
             user = user_invite(actor=actor, namespace=namespace, **invite.cleaned_data)
             link = request.build_absolute_uri(
                 reverse(
@@ -164,10 +165,10 @@ def member_change(request: DashboardRequest, slug: str) -> HttpResponse:
         if action == "add":
             add = MemberAddForm(request.POST, prefix="add")
             if not add.is_valid():
-                raise ApplicationError(_("Give a user name and a role."))
+                raise ApplicationError(gettext_noop("Give a user name and a role."))
             existing = User.objects.filter(username=add.cleaned_data["username"]).first()
             if existing is None:
-                raise ApplicationError(_("No user has that name: invite them instead."))
+                raise ApplicationError(gettext_noop("No user has that name: invite them instead."))
             membership_set(
                 actor=actor, namespace=namespace, user=existing, role=add.cleaned_data["role"]
             )
@@ -180,7 +181,7 @@ def member_change(request: DashboardRequest, slug: str) -> HttpResponse:
                 else None
             )
             if member is None:
-                raise ApplicationError(_("That user is not a member."))
+                raise ApplicationError(gettext_noop("That user is not a member."))
             if action == "remove" and request.POST.get("confirm") != "1":
                 # Asked first: who loses what.
                 return render(
@@ -198,9 +199,9 @@ def member_change(request: DashboardRequest, slug: str) -> HttpResponse:
                     role=request.POST.get("role", ""),
                 )
         else:
-            raise ApplicationError(_("Unknown action."))
+            raise ApplicationError(gettext_noop("Unknown action."))
     except ApplicationError as error:
-        messages.error(request, error.message)
+        messages.error(request, error.localized)
         return redirect(back)
     messages.success(request, _("Members updated."))
     return redirect(back)

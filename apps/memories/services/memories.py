@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from django.conf import settings
 from django.db import transaction
@@ -52,20 +52,37 @@ if TYPE_CHECKING:
 
 from apps.memories.services.subjects import subject_get_or_create
 
+# What validate_content says of each field it checks: empty, NUL bytes, too large.
+CONTENT_REFUSALS = {
+    "content": (
+        gettext_noop("Content must not be empty."),
+        gettext_noop("Content must not contain NUL bytes."),
+        gettext_noop("Content is %(size)s bytes; the limit is %(limit)s."),
+    ),
+    "text": (
+        gettext_noop("Text must not be empty."),
+        gettext_noop("Text must not contain NUL bytes."),
+        gettext_noop("Text is %(size)s bytes; the limit is %(limit)s."),
+    ),
+}
 
-def validate_content(content: str, *, field: str = "content", limit: int | None = None) -> None:
+
+def validate_content(
+    content: str, *, field: Literal["content", "text"] = "content", limit: int | None = None
+) -> None:
     """Refuse text that is empty, has NUL bytes, or exceeds its size limit (by default the
     configured content limit), naming `field` in the error."""
-    label = field.capitalize()
+    empty, nul, too_large = CONTENT_REFUSALS[field]
     if not isinstance(content, str) or not content.strip():
-        raise ApplicationError(f"{label} must not be empty.", details={field: ["required"]})
+        raise ApplicationError(empty, details={field: ["required"]})
     if "\x00" in content:
-        raise ApplicationError(f"{label} must not contain NUL bytes.", details={field: ["nul"]})
+        raise ApplicationError(nul, details={field: ["nul"]})
     size = len(content.encode("utf-8", errors="strict"))
     limit = settings.MEMORYHUB_MAX_CONTENT_BYTES if limit is None else limit
     if size > limit:
         raise ApplicationError(
-            f"{label} is {size} bytes; the limit is {limit}.",
+            too_large,
+            params={"size": size, "limit": limit},
             code="content_too_large",
             status_code=413,
             details={field: {"bytes": size, "limit": limit}},
@@ -224,7 +241,8 @@ def memories_insert(
             raise
         if item.kind not in Kind.values:
             raise ApplicationError(
-                "Unknown kind.", details={"kind": [f"{item.kind!r} is not one of {Kind.values}"]}
+                gettext_noop("Unknown kind."),
+                details={"kind": [f"{item.kind!r} is not one of {Kind.values}"]},
             )
     items = [_screened(namespace, item, index, len(items)) for index, item in enumerate(items)]
     keys = keys or KeyCache()
@@ -337,7 +355,8 @@ def screen_content(namespace: Namespace, content: str) -> pii.Screened:
         )
     except pii.PiiRejected as rejected:
         raise ApplicationError(
-            f"The namespace's PII policy rejects this content: {', '.join(rejected.types)} found.",
+            gettext_noop("The namespace's PII policy rejects this content: %(types)s found."),
+            params={"types": ", ".join(rejected.types)},
             code="pii_rejected",
             status_code=422,
             details={"content": {"pii": rejected.types}},
@@ -398,7 +417,7 @@ def capture_check(*, namespace: Namespace, subject_external_ids: set[str]) -> No
     ).exists()
     if paused:
         raise ApplicationError(
-            "This subject has paused memory: nothing new is stored about them.",
+            gettext_noop("This subject has paused memory: nothing new is stored about them."),
             code="subject_paused",
             status_code=409,
             details={"subject": ["paused"]},
@@ -445,12 +464,15 @@ def memory_update(
     unknown = set(changes) - allowed
     if unknown:
         raise ApplicationError(
-            "Unknown memory fields.", details={field: ["unknown field"] for field in unknown}
+            gettext_noop("Unknown memory fields."),
+            details={field: ["unknown field"] for field in unknown},
         )
     if "kind" in changes and changes["kind"] not in Kind.values:
-        raise ApplicationError("Unknown kind.", details={"kind": ["unknown kind"]})
+        raise ApplicationError(gettext_noop("Unknown kind."), details={"kind": ["unknown kind"]})
     if "status" in changes and changes["status"] not in Status.values:
-        raise ApplicationError("Unknown status.", details={"status": ["unknown status"]})
+        raise ApplicationError(
+            gettext_noop("Unknown status."), details={"status": ["unknown status"]}
+        )
     if content is not None:
         validate_content(content)
         screened = screen_content(memory.namespace, content)

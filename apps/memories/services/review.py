@@ -17,6 +17,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
@@ -55,7 +56,9 @@ def memory_approve(*, actor: Actor, memory: Memory) -> Memory:
 def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
     """An archived memory becomes active again (the undo of an archive)."""
     if memory.status != Status.ARCHIVED:
-        raise ApplicationError("Only an archived memory can be restored.", status_code=409)
+        raise ApplicationError(
+            gettext_noop("Only an archived memory can be restored."), status_code=409
+        )
     with transaction.atomic():
         memory = _locked(memory)
         memory.status = Status.ACTIVE
@@ -71,7 +74,9 @@ def memory_end(*, actor: Actor, memory: Memory) -> Memory:
     with transaction.atomic():
         memory = _locked(memory)
         if memory.valid_to is not None or memory.status == Status.ARCHIVED:
-            raise ApplicationError("Only a current memory can be ended.", status_code=409)
+            raise ApplicationError(
+                gettext_noop("Only a current memory can be ended."), status_code=409
+            )
         previous = memory.status
         now = timezone.now()
         memory.status = Status.ACTIVE
@@ -91,13 +96,15 @@ def memory_merge(*, actor: Actor, keep: Memory, other: Memory) -> Memory:
     """Merge a duplicate pair: `keep` stays current; `other` is superseded by it (ended, kept
     as history, linked both ways). Both must be current memories of the same subject."""
     if keep.pk == other.pk:
-        raise ApplicationError("A memory cannot be merged with itself.")
+        raise ApplicationError(gettext_noop("A memory cannot be merged with itself."))
     if keep.subject_id != other.subject_id or keep.namespace_id != other.namespace_id:
-        raise ApplicationError("Only memories of the same subject can be merged.")
+        raise ApplicationError(gettext_noop("Only memories of the same subject can be merged."))
     with transaction.atomic():
         keep, other = _locked(keep), _locked(other)
         if keep.valid_to is not None or other.valid_to is not None:
-            raise ApplicationError("Both memories must be current to merge.", status_code=409)
+            raise ApplicationError(
+                gettext_noop("Both memories must be current to merge."), status_code=409
+            )
         now = timezone.now()
         other.valid_to = now
         other.metadata = {**other.metadata, "superseded_by": str(keep.id), "merged": True}
@@ -116,7 +123,7 @@ def memory_supersede_rollback(*, actor: Actor, memory: Memory) -> Memory:
     """Undo a supersede: the ended fact `memory` is current again, and the successor that
     ended it (if any, and still current) is archived. One audit event names both."""
     if memory.valid_to is None:
-        raise ApplicationError("This memory was not superseded.", status_code=409)
+        raise ApplicationError(gettext_noop("This memory was not superseded."), status_code=409)
     with transaction.atomic():
         memory = _locked(memory)
         successor_id = memory.metadata.get("superseded_by")
@@ -163,14 +170,18 @@ def memories_bulk_change(
     the caller's selector) in one transaction, with one content-free audit event (the count,
     the subjects touched, the reason)."""
     if action not in BULK_ACTIONS:
-        raise ApplicationError("Unknown bulk action.", details={"action": ["unknown action"]})
+        raise ApplicationError(
+            gettext_noop("Unknown bulk action."), details={"action": ["unknown action"]}
+        )
     if not reason.strip():
-        raise ApplicationError("Give a reason.", details={"reason": ["required"]})
+        raise ApplicationError(gettext_noop("Give a reason."), details={"reason": ["required"]})
     tag = tag.strip()
     if action == "tag" and not tag:
-        raise ApplicationError("Name the tag to add.", details={"tag": ["required"]})
+        raise ApplicationError(gettext_noop("Name the tag to add."), details={"tag": ["required"]})
     if len(tag) > 64:
-        raise ApplicationError("A tag has at most 64 characters.", details={"tag": ["too long"]})
+        raise ApplicationError(
+            gettext_noop("A tag has at most 64 characters."), details={"tag": ["too long"]}
+        )
     with transaction.atomic():
         scoped = memories.filter(namespace=namespace)
         ids = list(scoped.select_for_update(of=("self",)).values_list("id", flat=True))

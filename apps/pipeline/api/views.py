@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext_noop
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
@@ -45,7 +46,7 @@ def idempotency_key(request: Request) -> str:
     key = request.headers.get("Idempotency-Key", "").strip()
     if len(key) > 255:
         raise ApplicationError(
-            "The Idempotency-Key is longer than 255 characters.",
+            gettext_noop("The Idempotency-Key is longer than 255 characters."),
             details={"Idempotency-Key": ["too long"]},
         )
     return key

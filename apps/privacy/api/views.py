@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -31,7 +32,7 @@ class PortalSessionCreateView(NamespacedAPIView):
         body.is_valid(raise_exception=True)
         if len(external_id) > 255:
             raise ApplicationError(
-                "A subject's id has at most 255 characters.",
+                gettext_noop("A subject's id has at most 255 characters."),
                 details={"external_id": ["too long"]},
             )
         # A person with nothing remembered yet may still want to look, or pause first.
