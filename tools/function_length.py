@@ -28,8 +28,6 @@ ALLOWED: frozenset[str] = frozenset(
         "apps/evaluation/services.py eval_set_import_jsonl",
         "apps/pipeline/consolidation.py consolidate_and_store",
         "apps/pipeline/consolidation.py _consolidate_one",
-        "apps/pipeline/ingestion.py messages_ingest",
-        "apps/pipeline/ingestion.py document_ingest",
     }
 )
 

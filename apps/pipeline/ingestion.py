@@ -114,15 +114,7 @@ def messages_ingest(
     caller's work quota). Returns (job, replayed): a retry
     with the same Idempotency-Key and body returns the first request's job and stores
     nothing; the same key with another body is refused (409)."""
-    check_message_count(len(messages))
-    if not messages:
-        raise ApplicationError(gettext_noop("No messages."), details={"messages": ["required"]})
-    for index, message in enumerate(messages):
-        try:
-            validate_content(message.content)
-        except ApplicationError as error:
-            error.details = {"messages": {"index": index, **error.details}}
-            raise
+    _check_messages(messages)
     keys = KeyCache()
     request_hash = request_fingerprint(keys, namespace, request_body) if idempotency_key else ""
     if idempotency_key:
@@ -132,74 +124,13 @@ def messages_ingest(
             return replay, True
     if take_work is not None:
         take_work(len(messages))
+    messages, screened = _screened_messages(actor, namespace, subject_external_id, messages)
+    batch = _Batch(
+        actor, namespace, subject_external_id, session_external_id, messages, screened, keys,
+        extract, idempotency_key, request_hash,
+    )  # fmt: skip
     try:
-        screened = _screen(namespace, [m.content for m in messages])
-    except ApplicationError as error:
-        if error.code == "pii_rejected":
-            pii_rejection_record(
-                actor=actor,
-                namespace=namespace,
-                subject_external_id=subject_external_id,
-                types=error.details.get("messages", {}).get("pii", []),
-            )
-        raise
-    # A name is text from the app as well: the same policy applies (redacted, or refused).
-    names = [
-        screen_content(namespace, m.name).text[:64] if m.name.strip() else "" for m in messages
-    ]
-    messages = [replace(m, name=name) for m, name in zip(messages, names, strict=True)]
-
-    try:
-        with transaction.atomic():
-            subject = subject_get_or_create(
-                actor=actor, namespace=namespace, external_id=subject_external_id
-            )
-            paused = subject.paused
-            keep = not paused or namespace.keep_turns_when_paused
-            job = Job.objects.create(
-                namespace=namespace,
-                subject=subject,
-                kind=INGEST,
-                idempotency_key=idempotency_key,
-                actor_id=actor.id[:64],
-                request_hash=request_hash,
-            )
-            stored: list[Message] = []
-            session = None
-            if keep:
-                session = _session_for_update(namespace, subject, session_external_id)
-                stored = _store_messages(keys, namespace, subject, session, messages, screened)
-            will_extract = extract and not paused and bool(stored)
-            job.payload = {
-                "session": str(session.id) if session else None,
-                "messages": [str(m.id) for m in stored],
-                "extract": will_extract,
-                "tags": {str(m.id): s.tags for m, s in zip(stored, screened, strict=False)},
-            }
-            if not will_extract:
-                job.status = JobStatus.SUCCEEDED
-                job.result = {
-                    "messages": len(stored),
-                    "memories": [],
-                    "decisions": {},
-                    "skipped": "paused" if paused else "extract=false" if stored else "",
-                }
-            job.save()
-            audit_record(
-                actor=actor,
-                action="messages.ingest",
-                namespace=namespace,
-                subject_id=subject.pk,
-                object_type="job",
-                object_id=str(job.id),
-                details={
-                    "messages": len(stored),
-                    "received": len(messages),
-                    "paused": paused,
-                    "pii": sorted({t for s in screened for t in s.types}),
-                    "pii_policy": namespace.pii_policy,
-                },
-            )
+        job, will_extract = _store_batch(batch)
     except IntegrityError:
         if not idempotency_key:
             raise
@@ -215,6 +146,113 @@ def messages_ingest(
             enqueue_ingest_job(str(job.id))
     job.refresh_from_db()
     return job, False
+
+
+def _check_messages(messages: list[IncomingMessage]) -> None:
+    check_message_count(len(messages))
+    if not messages:
+        raise ApplicationError(gettext_noop("No messages."), details={"messages": ["required"]})
+    for index, message in enumerate(messages):
+        try:
+            validate_content(message.content)
+        except ApplicationError as error:
+            error.details = {"messages": {"index": index, **error.details}}
+            raise
+
+
+def _screened_messages(
+    actor: Actor, namespace: Namespace, subject_external_id: str, messages: list[IncomingMessage]
+) -> tuple[list[IncomingMessage], list[Any]]:
+    """The messages under the namespace's PII policy: their contents screened (a refusal is
+    recorded, content-free), their names redacted or refused likewise."""
+    try:
+        screened = _screen(namespace, [m.content for m in messages])
+    except ApplicationError as error:
+        if error.code == "pii_rejected":
+            pii_rejection_record(
+                actor=actor,
+                namespace=namespace,
+                subject_external_id=subject_external_id,
+                types=error.details.get("messages", {}).get("pii", []),
+            )
+        raise
+    # A name is text from the app as well: the same policy applies (redacted, or refused).
+    names = [
+        screen_content(namespace, m.name).text[:64] if m.name.strip() else "" for m in messages
+    ]
+    return [replace(m, name=name) for m, name in zip(messages, names, strict=True)], screened
+
+
+@dataclass(frozen=True)
+class _Batch:
+    actor: Actor
+    namespace: Namespace
+    subject_external_id: str
+    session_external_id: str
+    messages: list[IncomingMessage]
+    screened: list[Any]
+    keys: KeyCache
+    extract: bool
+    idempotency_key: str
+    request_hash: str
+
+
+def _store_batch(batch: _Batch) -> tuple[Job, bool]:
+    """The batch's job and turns (none for a paused subject, unless the namespace keeps
+    them), audited, in one transaction; and whether extraction is to run."""
+    namespace, actor, screened = batch.namespace, batch.actor, batch.screened
+    with transaction.atomic():
+        subject = subject_get_or_create(
+            actor=actor, namespace=namespace, external_id=batch.subject_external_id
+        )
+        paused = subject.paused
+        job = Job.objects.create(
+            namespace=namespace,
+            subject=subject,
+            kind=INGEST,
+            idempotency_key=batch.idempotency_key,
+            actor_id=actor.id[:64],
+            request_hash=batch.request_hash,
+        )
+        stored: list[Message] = []
+        session = None
+        if not paused or namespace.keep_turns_when_paused:
+            session = _session_for_update(namespace, subject, batch.session_external_id)
+            stored = _store_messages(
+                batch.keys, namespace, subject, session, batch.messages, screened
+            )
+        will_extract = batch.extract and not paused and bool(stored)
+        job.payload = {
+            "session": str(session.id) if session else None,
+            "messages": [str(m.id) for m in stored],
+            "extract": will_extract,
+            "tags": {str(m.id): s.tags for m, s in zip(stored, screened, strict=False)},
+        }
+        if not will_extract:
+            job.status = JobStatus.SUCCEEDED
+            job.result = {
+                "messages": len(stored),
+                "memories": [],
+                "decisions": {},
+                "skipped": "paused" if paused else "extract=false" if stored else "",
+            }
+        job.save()
+        audit_record(
+            actor=actor,
+            action="messages.ingest",
+            namespace=namespace,
+            subject_id=subject.pk,
+            object_type="job",
+            object_id=str(job.id),
+            details={
+                "messages": len(stored),
+                "received": len(batch.messages),
+                "paused": paused,
+                "pii": sorted({t for s in screened for t in s.types}),
+                "pii_policy": namespace.pii_policy,
+            },
+        )
+    return job, will_extract
 
 
 def _requeue_if_stuck(job: Job) -> None:
@@ -319,39 +357,61 @@ def document_ingest(
     before anything is stored, and may refuse (the caller's work quota). Beyond
     MEMORYHUB_DOCUMENT_INLINE_CHUNKS the chunks are stored without embeddings and a job
     embeds them: on a worker, or in this process after commit without a broker."""
-    from apps.tokens.tokenizers import count_tokens
-
     size = chunk_tokens or settings.MEMORYHUB_CHUNK_TOKENS
-    overlap = settings.MEMORYHUB_CHUNK_OVERLAP_TOKENS if overlap_tokens is None else overlap_tokens
-    if not 0 <= overlap <= size // 2:
-        raise ApplicationError(
-            gettext_noop("overlap_tokens must be between 0 and half of chunk_tokens (%(most)s)."),
-            params={"most": size // 2},
-            details={"overlap_tokens": ["out of range"]},
-        )
-    validate_content(text, field="text", limit=settings.MEMORYHUB_MAX_DOCUMENT_BYTES)
-    size_bytes = len(text.encode())
     encoding = settings.MEMORYHUB_CHUNK_ENCODING
-
-    def count(piece: str) -> int:
-        return count_tokens(piece, encoding)
-
-    chunks = chunking.chunk_text(text, size=size, overlap=overlap, count=count)
-    limit = settings.MEMORYHUB_MAX_DOCUMENT_CHUNKS
-    if len(chunks) > limit:
-        raise ApplicationError(
-            gettext_noop(
-                "This document makes %(chunks)s chunks of %(size)s tokens; the limit is "
-                "%(limit)s. Send larger chunks (chunk_tokens) or a shorter document."
-            ),
-            params={"chunks": len(chunks), "size": size, "limit": limit},
-            code="too_many_chunks",
-            status_code=413,
-            details={"text": {"chunks": len(chunks), "limit": limit, "chunk_tokens": size}},
-        )
+    chunks = _chunks(text, size, overlap_tokens, encoding)
+    size_bytes = len(text.encode())
     document_id = uuid.uuid4()
+    items = _chunk_memories(chunks, document_id, subject_external_id, title, metadata, tags)
+    keys = KeyCache()
+    request_hash = request_fingerprint(keys, namespace, request_body) if idempotency_key else ""
+    if idempotency_key:
+        replay = _replayed(namespace, actor, idempotency_key, request_hash, kind=DOCUMENT)
+        if replay is not None:
+            return _replayed_document(replay)
+    if take_work is not None:
+        take_work(len(chunks))
+    deferred = len(chunks) > settings.MEMORYHUB_DOCUMENT_INLINE_CHUNKS
+    try:
+        with transaction.atomic():
+            outcome = _store_document(
+                actor, namespace, items, document_id, size, size_bytes, chunks, keys, deferred
+            )
+            job = None
+            if idempotency_key or deferred:
+                job = _document_job(
+                    actor, namespace, outcome, idempotency_key, request_hash, deferred
+                )
+    except IntegrityError:
+        if not idempotency_key:
+            raise
+        replay = _replayed(namespace, actor, idempotency_key, request_hash, kind=DOCUMENT)
+        if replay is None:
+            raise
+        return _replayed_document(replay)
+    if job is not None and deferred:
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            jobs.document_job_run(job_id=str(job.id))  # no broker: now, in this process
+        else:
+            enqueue_document_job(str(job.id))
+        job.refresh_from_db()
+    return DocumentOutcome(
+        outcome.document_id, outcome.memory_ids, outcome.tokens, job=job if deferred else None
+    )
+
+
+def _chunk_memories(
+    chunks: list[chunking.Chunk],
+    document_id: uuid.UUID,
+    subject_external_id: str | None,
+    title: str,
+    metadata: dict[str, Any] | None,
+    tags: list[str] | None,
+) -> list[NewMemory]:
+    """Each chunk as a semantic memory, with the document's id, its place and metadata."""
+    encoding = settings.MEMORYHUB_CHUNK_ENCODING
     base = dict(metadata or {})
-    items = [
+    return [
         NewMemory(
             content=chunk.text,
             subject_external_id=subject_external_id,
@@ -370,52 +430,67 @@ def document_ingest(
         )
         for chunk in chunks
     ]
-    keys = KeyCache()
-    request_hash = request_fingerprint(keys, namespace, request_body) if idempotency_key else ""
-    if idempotency_key:
-        replay = _replayed(namespace, actor, idempotency_key, request_hash, kind=DOCUMENT)
-        if replay is not None:
-            return _replayed_document(replay)
-    if take_work is not None:
-        take_work(len(chunks))
-    deferred = len(chunks) > settings.MEMORYHUB_DOCUMENT_INLINE_CHUNKS
-    try:
-        with transaction.atomic():
-            outcome = _store_document(
-                actor, namespace, items, document_id, size, size_bytes, chunks, keys, deferred
-            )
-            job = None
-            if idempotency_key or deferred:
-                job = Job.objects.create(
-                    namespace=namespace,
-                    subject=outcome.subject,
-                    kind=DOCUMENT,
-                    status=JobStatus.QUEUED if deferred else JobStatus.SUCCEEDED,
-                    idempotency_key=idempotency_key,
-                    actor_id=actor.id[:64],
-                    request_hash=request_hash,
-                    payload={"memories": outcome.memory_ids} if deferred else {},
-                    result={
-                        "document": outcome.document_id,
-                        "memories": outcome.memory_ids,
-                        "tokens": outcome.tokens,
-                    },
-                )
-    except IntegrityError:
-        if not idempotency_key:
-            raise
-        replay = _replayed(namespace, actor, idempotency_key, request_hash, kind=DOCUMENT)
-        if replay is None:
-            raise
-        return _replayed_document(replay)
-    if job is not None and deferred:
-        if settings.CELERY_TASK_ALWAYS_EAGER:
-            jobs.document_job_run(job_id=str(job.id))  # no broker: now, in this process
-        else:
-            enqueue_document_job(str(job.id))
-        job.refresh_from_db()
-    return DocumentOutcome(
-        outcome.document_id, outcome.memory_ids, outcome.tokens, job=job if deferred else None
+
+
+def _chunks(
+    text: str, size: int, overlap_tokens: int | None, encoding: str
+) -> list[chunking.Chunk]:
+    """The document's chunks of `size` tokens, checked: the overlap, the text's size and the
+    number of chunks within their limits."""
+    from apps.tokens.tokenizers import count_tokens
+
+    overlap = settings.MEMORYHUB_CHUNK_OVERLAP_TOKENS if overlap_tokens is None else overlap_tokens
+    if not 0 <= overlap <= size // 2:
+        raise ApplicationError(
+            gettext_noop("overlap_tokens must be between 0 and half of chunk_tokens (%(most)s)."),
+            params={"most": size // 2},
+            details={"overlap_tokens": ["out of range"]},
+        )
+    validate_content(text, field="text", limit=settings.MEMORYHUB_MAX_DOCUMENT_BYTES)
+
+    def count(piece: str) -> int:
+        return count_tokens(piece, encoding)
+
+    chunks = chunking.chunk_text(text, size=size, overlap=overlap, count=count)
+    limit = settings.MEMORYHUB_MAX_DOCUMENT_CHUNKS
+    if len(chunks) > limit:
+        raise ApplicationError(
+            gettext_noop(
+                "This document makes %(chunks)s chunks of %(size)s tokens; the limit is "
+                "%(limit)s. Send larger chunks (chunk_tokens) or a shorter document."
+            ),
+            params={"chunks": len(chunks), "size": size, "limit": limit},
+            code="too_many_chunks",
+            status_code=413,
+            details={"text": {"chunks": len(chunks), "limit": limit, "chunk_tokens": size}},
+        )
+    return chunks
+
+
+def _document_job(
+    actor: Actor,
+    namespace: Namespace,
+    outcome: Any,
+    idempotency_key: str,
+    request_hash: str,
+    deferred: bool,
+) -> Job:
+    """The document's job: the record a retry is answered from, and (deferred) the work of
+    embedding its chunks."""
+    return Job.objects.create(
+        namespace=namespace,
+        subject=outcome.subject,
+        kind=DOCUMENT,
+        status=JobStatus.QUEUED if deferred else JobStatus.SUCCEEDED,
+        idempotency_key=idempotency_key,
+        actor_id=actor.id[:64],
+        request_hash=request_hash,
+        payload={"memories": outcome.memory_ids} if deferred else {},
+        result={
+            "document": outcome.document_id,
+            "memories": outcome.memory_ids,
+            "tokens": outcome.tokens,
+        },
     )
 
 
