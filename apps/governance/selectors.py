@@ -174,6 +174,13 @@ class Turn:
     is_source: bool
 
 
+@dataclass(frozen=True)
+class DecisionEntry:
+    log: ConsolidationLog
+    other_id: uuid.UUID | None  # the other memory the decision was about, if any
+    other: Row | None  # that memory, opened; None when it is gone
+
+
 @dataclass
 class MemoryStory:
     memory: Memory
@@ -184,7 +191,7 @@ class MemoryStory:
     session: Session | None = None
     turns: list[Turn] = field(default_factory=list)
     document_chunks: list[Memory] = field(default_factory=list)
-    decisions: list[ConsolidationLog] = field(default_factory=list)
+    decisions: list[DecisionEntry] = field(default_factory=list)
     recalls: list[dict[str, Any]] = field(default_factory=list)
     disputed_by: Row | None = None  # the turn that put a disputed fact in doubt
 
@@ -230,11 +237,7 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
     if memory.status == Status.DISPUTED:
         turn = _disputing_turns(namespace, [memory]).get(memory.metadata.get("disputed_by", ""))
         story.disputed_by = memories_opened([turn], keys)[0] if turn is not None else None
-    story.decisions = list(
-        ConsolidationLog.objects.filter(namespace=namespace, subject=memory.subject_id)
-        .filter(Q(memory_id=memory.pk) | Q(related_id=memory.pk))
-        .order_by("-created_at")[:50]
-    )
+    story.decisions = _decisions(namespace, memory, keys)
     logs = list(
         RecallLog.objects.filter(
             namespace=namespace, subject=memory.subject_id, memory_ids__contains=[memory.pk]
@@ -261,6 +264,31 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
         for log in logs
     ]
     return story
+
+
+def _decisions(namespace: Namespace, memory: Memory, keys: KeyCache) -> list[DecisionEntry]:
+    """The consolidation decisions that touched the memory, each with the other memory it
+    was about, opened so the page can name it by its content rather than its id."""
+    logs = list(
+        ConsolidationLog.objects.filter(namespace=namespace, subject=memory.subject_id)
+        .filter(Q(memory_id=memory.pk) | Q(related_id=memory.pk))
+        .order_by("-created_at")[:50]
+    )
+    others: dict[ConsolidationLog, uuid.UUID | None] = {}
+    for log in logs:
+        ids = [value for value in (log.related_id, log.memory_id) if value and value != memory.pk]
+        others[log] = ids[0] if ids else None
+    opened = {
+        row.memory.pk: row
+        for row in memories_opened(
+            list(namespace_memories(namespace).filter(pk__in=[i for i in others.values() if i])),
+            keys,
+        )
+    }
+    return [
+        DecisionEntry(log, other_id, opened.get(other_id) if other_id else None)
+        for log, other_id in others.items()
+    ]
 
 
 def uuids_of(values: list[Any]) -> list[uuid.UUID]:
