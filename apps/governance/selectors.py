@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from apps.accounts.models import ApiKey
 from apps.governance.diff import Piece, word_diff
 from apps.governance.sorting import DEFAULT as DEFAULT_SORT
 from apps.governance.sorting import ORDERS, Order
@@ -250,6 +252,7 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
         .order_by("updated_at")
         .values_list("recall_id", "relevant")
     )  # the latest judgement of each recall, by anyone
+    who = _recalled_by(logs)
     story.recalls = [
         {
             "id": log.pk,
@@ -257,6 +260,7 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
             "at": log.created_at,
             "actor_type": log.actor_type,
             "actor_id": log.actor_id,
+            "who": who[(log.actor_type, log.actor_id)],
             "purpose": log.purpose,
             "rank": log.memory_ids.index(memory.pk) + 1,
             "of": len(log.memory_ids),
@@ -264,6 +268,32 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
         for log in logs
     ]
     return story
+
+
+def _recalled_by(logs: list[RecallLog]) -> dict[tuple[str, str], str]:
+    """Who recalled, as an actor's `type:name` display: a dashboard user by their username
+    and an app by its key's name, rather than by their ids."""
+    users = {
+        str(pk): name
+        for pk, name in get_user_model()
+        .objects.filter(
+            pk__in=[
+                log.actor_id for log in logs if log.actor_type == "user" and log.actor_id.isdigit()
+            ]
+        )
+        .values_list("pk", "username")
+    }
+    keys = dict(
+        ApiKey.objects.filter(
+            prefix__in=[log.actor_id for log in logs if log.actor_type == "api_key"]
+        ).values_list("prefix", "name")
+    )
+    names = {"user": users, "api_key": keys}
+    return {
+        (log.actor_type, log.actor_id): f"{log.actor_type}:"
+        + names.get(log.actor_type, {}).get(log.actor_id, log.actor_id)
+        for log in logs
+    }
 
 
 def _decisions(namespace: Namespace, memory: Memory, keys: KeyCache) -> list[DecisionEntry]:
