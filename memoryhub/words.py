@@ -49,4 +49,6 @@ WORDS = {
     "purpose:context": _("context assembly"),
     "purpose:playground": _("playground"),
     "purpose:eval": _("quality run"),
+    # what a quality run ran with when no variant was chosen (a variant cannot take the name)
+    "run:namespace configuration": _("namespace configuration"),
 }

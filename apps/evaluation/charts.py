@@ -6,6 +6,7 @@ from django.utils.translation import gettext as _
 
 from apps.evaluation.selectors import SetSummary
 from memoryhub.charts import Chart, lines
+from memoryhub.words import WORDS
 
 TREND = ("recall@5", "recall@10", "mrr", "abstention_recall")
 
@@ -17,9 +18,13 @@ def trend_charts(summaries: list[SetSummary]) -> dict[str, Chart]:
         runs = summary.history
         if len(runs) < 2:
             continue
-        labels = [f"{run.created_at:%m-%d %H:%M} {run.label[:18]}" for run in runs]
+        labels = [
+            f"{run.created_at:%m-%d %H:%M} {str(WORDS.get(f'run:{run.label}', run.label))[:18]}"
+            for run in runs
+        ]
+        legend = {"mrr": "MRR", "abstention_recall": _("Abstention")}
         series = {
-            name: [run.metrics.get(name) for run in runs]
+            legend.get(name, name): [run.metrics.get(name) for run in runs]
             for name in TREND
             if any(name in run.metrics for run in runs)
         }

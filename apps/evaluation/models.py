@@ -10,6 +10,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from apps.memories.models import EncryptedContent
 
@@ -105,7 +106,7 @@ class Variant(models.Model):
 class RunStatus(models.TextChoices):
     QUEUED = "queued", _("Queued")
     RUNNING = "running", _("Running")
-    SUCCEEDED = "succeeded", _("Finished")
+    SUCCEEDED = "succeeded", pgettext_lazy("run status", "Finished")  # not the time label
     FAILED = "failed", _("Failed")
 
 

@@ -95,3 +95,13 @@ class MemoryFilter(django_filters.FilterSet):
             for name in self.filters
             if self.form.cleaned_data.get(name) not in (None, "")
         }
+
+    def active_filters_shown(self) -> list[tuple[str, str]]:
+        """The filters given, as a reader sees them: each field's label with the value's
+        label where the field offers choices (in the viewer's language)."""
+        shown = []
+        for name, value in self.active_filters().items():
+            field = self.form.fields[name]
+            choices = dict(getattr(field, "choices", None) or [])
+            shown.append((str(field.label), str(choices.get(value, value))))
+        return shown

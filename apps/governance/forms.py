@@ -173,7 +173,7 @@ class NamespaceSettingsForm(forms.ModelForm):
                 "until then (0: at once; at most 30)."
             ),
         }
-        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+        widgets = {"description": forms.Textarea(attrs={"rows": 4})}
 
     def changes(self, namespace: Namespace) -> dict[str, object]:
         """The fields whose value differs from the namespace's."""

@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from apps.accounts.models import ApiKey
 from apps.governance.diff import Piece, word_diff
 from apps.governance.sorting import DEFAULT as DEFAULT_SORT
 from apps.governance.sorting import ORDERS, Order
@@ -174,6 +176,13 @@ class Turn:
     is_source: bool
 
 
+@dataclass(frozen=True)
+class DecisionEntry:
+    log: ConsolidationLog
+    other_id: uuid.UUID | None  # the other memory the decision was about, if any
+    other: Row | None  # that memory, opened; None when it is gone
+
+
 @dataclass
 class MemoryStory:
     memory: Memory
@@ -184,7 +193,7 @@ class MemoryStory:
     session: Session | None = None
     turns: list[Turn] = field(default_factory=list)
     document_chunks: list[Memory] = field(default_factory=list)
-    decisions: list[ConsolidationLog] = field(default_factory=list)
+    decisions: list[DecisionEntry] = field(default_factory=list)
     recalls: list[dict[str, Any]] = field(default_factory=list)
     disputed_by: Row | None = None  # the turn that put a disputed fact in doubt
 
@@ -230,11 +239,7 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
     if memory.status == Status.DISPUTED:
         turn = _disputing_turns(namespace, [memory]).get(memory.metadata.get("disputed_by", ""))
         story.disputed_by = memories_opened([turn], keys)[0] if turn is not None else None
-    story.decisions = list(
-        ConsolidationLog.objects.filter(namespace=namespace, subject=memory.subject_id)
-        .filter(Q(memory_id=memory.pk) | Q(related_id=memory.pk))
-        .order_by("-created_at")[:50]
-    )
+    story.decisions = _decisions(namespace, memory, keys)
     logs = list(
         RecallLog.objects.filter(
             namespace=namespace, subject=memory.subject_id, memory_ids__contains=[memory.pk]
@@ -247,6 +252,7 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
         .order_by("updated_at")
         .values_list("recall_id", "relevant")
     )  # the latest judgement of each recall, by anyone
+    who = _recalled_by(logs)
     story.recalls = [
         {
             "id": log.pk,
@@ -254,6 +260,7 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
             "at": log.created_at,
             "actor_type": log.actor_type,
             "actor_id": log.actor_id,
+            "who": who[(log.actor_type, log.actor_id)],
             "purpose": log.purpose,
             "rank": log.memory_ids.index(memory.pk) + 1,
             "of": len(log.memory_ids),
@@ -261,6 +268,57 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
         for log in logs
     ]
     return story
+
+
+def _recalled_by(logs: list[RecallLog]) -> dict[tuple[str, str], str]:
+    """Who recalled, as an actor's `type:name` display: a dashboard user by their username
+    and an app by its key's name, rather than by their ids."""
+    users = {
+        str(pk): name
+        for pk, name in get_user_model()
+        .objects.filter(
+            pk__in=[
+                log.actor_id for log in logs if log.actor_type == "user" and log.actor_id.isdigit()
+            ]
+        )
+        .values_list("pk", "username")
+    }
+    keys = dict(
+        ApiKey.objects.filter(
+            prefix__in=[log.actor_id for log in logs if log.actor_type == "api_key"]
+        ).values_list("prefix", "name")
+    )
+    names = {"user": users, "api_key": keys}
+    return {
+        (log.actor_type, log.actor_id): f"{log.actor_type}:"
+        + names.get(log.actor_type, {}).get(log.actor_id, log.actor_id)
+        for log in logs
+    }
+
+
+def _decisions(namespace: Namespace, memory: Memory, keys: KeyCache) -> list[DecisionEntry]:
+    """The consolidation decisions that touched the memory, each with the other memory it
+    was about, opened so the page can name it by its content rather than its id."""
+    logs = list(
+        ConsolidationLog.objects.filter(namespace=namespace, subject=memory.subject_id)
+        .filter(Q(memory_id=memory.pk) | Q(related_id=memory.pk))
+        .order_by("-created_at")[:50]
+    )
+    others: dict[ConsolidationLog, uuid.UUID | None] = {}
+    for log in logs:
+        ids = [value for value in (log.related_id, log.memory_id) if value and value != memory.pk]
+        others[log] = ids[0] if ids else None
+    opened = {
+        row.memory.pk: row
+        for row in memories_opened(
+            list(namespace_memories(namespace).filter(pk__in=[i for i in others.values() if i])),
+            keys,
+        )
+    }
+    return [
+        DecisionEntry(log, other_id, opened.get(other_id) if other_id else None)
+        for log, other_id in others.items()
+    ]
 
 
 def uuids_of(values: list[Any]) -> list[uuid.UUID]:
