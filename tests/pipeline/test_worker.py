@@ -42,6 +42,21 @@ def _database_url() -> str:
     return f"postgres://{params['USER']}@{host}:{params['PORT']}/{params['NAME']}"
 
 
+# `celery -A memoryhub worker`, with the broker's sweep for unacknowledged messages every
+# second: by default kombu sweeps about every 100 s (every 10th call, 10 s apart), so a
+# killed worker's task, visible again after the tests' 3 s, would wait up to that long.
+WORKER = """
+import sys
+from memoryhub.celery import app
+app.conf.broker_transport_options = {
+    **app.conf.broker_transport_options,
+    "unacked_restore_interval": 1,
+    "unacked_restore_throttle": 1,
+}
+app.worker_main(["worker", *sys.argv[1:]])
+"""
+
+
 def start_worker(redis_url: str, queue: str) -> subprocess.Popen[str]:
     env = {
         **os.environ,
@@ -56,7 +71,7 @@ def start_worker(redis_url: str, queue: str) -> subprocess.Popen[str]:
     }
     return subprocess.Popen(
         [
-            sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool=solo",
+            sys.executable, "-c", WORKER, "--pool=solo",
             "--queues", queue, "--without-gossip", "--without-mingle", "--without-heartbeat",
             "--loglevel=WARNING",
         ],
