@@ -6,9 +6,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+
+def listening_socket() -> socket.socket:
+    """A socket listening on 127.0.0.1, on a port the kernel picks, to hand to a server
+    process (gunicorn's `--bind fd://N` with `pass_fds`): the port is held from the moment
+    it is chosen, so no other process can take it before the server serves on it."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    listener.set_inheritable(True)
+    return listener
 
 
 class LoopbackStub:

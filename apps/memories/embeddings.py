@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
@@ -237,7 +237,13 @@ _TIMING_WORDS = _TIMING_SENTENCE.split(" ")
 _TIMING_TEXTS = [f"Caroline: {' '.join(_TIMING_WORDS[: 6 + (i * 13) % 70])}" for i in range(32)]
 
 
-def _faster_batches(model: SentenceTransformer, onnx: OnnxEncoder, batch_size: int) -> str:
+def _faster_batches(
+    model: SentenceTransformer,
+    onnx: OnnxEncoder,
+    batch_size: int,
+    *,
+    clock: Callable[[], float] = time.perf_counter,
+) -> str:
     """ "bfloat16" if torch in bfloat16 embeds a batch faster than ONNX Runtime in float32 on
     this CPU, else "float32" (the model is left in float32 either way).
 
@@ -246,7 +252,8 @@ def _faster_batches(model: SentenceTransformer, onnx: OnnxEncoder, batch_size: i
     (level with ONNX Runtime's float32 there), at 0.7 times it on an Intel Xeon with
     AVX512-BF16 but no AMX (below ONNX Runtime's float32). So both are timed,
     on the same chat turns each, batched by length as they run (after one call to warm up),
-    alternated, the better of two calls each: one to two seconds.
+    alternated, the better of two calls each: one to two seconds. `clock` (seconds) is what
+    they are timed by.
 
     (The turns used to be short, 6 to 33 words, in one padded torch batch: bfloat16 won
     that timing by a sixth on an AMD EPYC with BF16, and then embedded LoCoMo's sessions a
@@ -268,9 +275,9 @@ def _faster_batches(model: SentenceTransformer, onnx: OnnxEncoder, batch_size: i
         run()
     for _ in range(2):
         for name, run in runs:
-            started = time.perf_counter()
+            started = clock()
             run()
-            times[name] = min(times.get(name, float("inf")), time.perf_counter() - started)
+            times[name] = min(times.get(name, float("inf")), clock() - started)
     logger.info(
         "Embedding batches: torch bfloat16 %.0f ms, onnxruntime float32 %.0f ms (%d sentences)",
         times["bfloat16"] * 1000,

@@ -10,12 +10,11 @@ at all; writes succeed again within seconds of the restart, and `audit_verify` p
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -27,16 +26,11 @@ import pytest
 from memoryhub.embedded_db import EmbeddedServer, ensure_server, stop_server
 from memoryhub.secrets_store import new_kek, new_secret_key
 from tests.conftest import PROJECT_ROOT, run_python, stop_process
+from tests.loopback import listening_socket
 from tests.memories.embeddings_stub import StubEmbeddings
 
 SLUG = "restart"
 RECOVERY_SECONDS = 10.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _database_url(server: EmbeddedServer) -> str:
@@ -93,7 +87,8 @@ def stack(project_scratch_dir: Path, embeddings: StubEmbeddings) -> Iterator[Sta
         env=env,
     )
     assert made.returncode == 0, made.stderr[-2000:]
-    port = _free_port()
+    listener = listening_socket()  # held until gunicorn serves on it: no port race
+    port = listener.getsockname()[1]
     base = {
         key: value
         for key, value in os.environ.items()
@@ -101,17 +96,20 @@ def stack(project_scratch_dir: Path, embeddings: StubEmbeddings) -> Iterator[Sta
     }
     # To a file: a pipe nobody reads fills up with the logged errors and blocks the workers.
     log = (project_scratch_dir / "gunicorn.log").open("w")
-    gunicorn = subprocess.Popen(
-        [
-            sys.executable, "-m", "gunicorn", "memoryhub.wsgi", "--workers", "2",
-            "--bind", f"127.0.0.1:{port}", "--timeout", "60", "--log-level", "warning",
-        ],
-        cwd=PROJECT_ROOT,
-        env={**base, **env, "DJANGO_SETTINGS_MODULE": "memoryhub.settings"},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )  # fmt: skip
+    with listener:
+        gunicorn = subprocess.Popen(
+            [
+                sys.executable, "-m", "gunicorn", "memoryhub.wsgi", "--workers", "2",
+                "--bind", f"fd://{listener.fileno()}", "--timeout", "60",
+                "--log-level", "warning",
+            ],
+            cwd=PROJECT_ROOT,
+            env={**base, **env, "DJANGO_SETTINGS_MODULE": "memoryhub.settings"},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            pass_fds=(listener.fileno(),),
+        )  # fmt: skip
     try:
         base_url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 90
@@ -177,6 +175,28 @@ def _succeeded(answers: list[tuple[float, int, dict]]) -> bool:
     return any(status in (200, 201) for _, status, _ in answers)
 
 
+def _refused_since(answers: list[tuple[float, int, dict]], since: float) -> bool:
+    return any(status == 503 and at > since for at, status, _ in answers)
+
+
+def _recovered(traffic: Traffic, since: float) -> bool:
+    writes = [status for at, status, _ in list(traffic.writes) if at > since]
+    recalled = any(status == 200 for at, status, _ in list(traffic.recalls) if at > since)
+    return recalled and len(writes) >= 3 and all(status == 201 for status in writes[-3:])
+
+
+def _wait_until(
+    condition: Callable[[], bool], deadline: float, message: str, *, fail: bool = True
+) -> None:
+    """Poll `condition` until it holds; at `deadline`, fail with `message` (or, with
+    `fail=False`, return and leave the verdict to the assertions that follow)."""
+    while not condition():
+        if time.monotonic() >= deadline:
+            assert not fail, message
+            return
+        time.sleep(0.1)
+
+
 def _rows(server: EmbeddedServer, query: str) -> set[str]:
     with psycopg.connect(**server.connection_kwargs()) as conn:
         return {str(row[0]) for row in conn.execute(query)}
@@ -193,19 +213,31 @@ def test_requests_get_503_while_postgresql_restarts_and_nothing_is_half_written(
     assert warm.status_code == 201, warm.text
 
     with Traffic(stack) as traffic:
-        deadline = time.monotonic() + 60
-        while not (_succeeded(traffic.writes) and _succeeded(traffic.recalls)):
-            assert time.monotonic() < deadline, "no write and recall succeeded in 60 s"
-            time.sleep(0.2)
-        time.sleep(2)
+        _wait_until(
+            lambda: _succeeded(traffic.writes) and _succeeded(traffic.recalls),
+            time.monotonic() + 60,
+            "no write and recall succeeded in 60 s",
+        )
         stopped_at = time.monotonic()
         assert stop_server(stack.scratch), "the scratch PostgreSQL was not running"
-        time.sleep(3)
+        # Down until requests have been answered 503 while it was.
+        _wait_until(
+            lambda: _refused_since(traffic.writes + traffic.recalls, stopped_at),
+            time.monotonic() + 60,
+            "no request was answered 503 while PostgreSQL was down",
+        )
         restarted = ensure_server(stack.scratch)
         restarted_at = time.monotonic()
         assert restarted.socket_dir == stack.server.socket_dir
         assert restarted.port == stack.server.port
-        time.sleep(5)
+        # Traffic goes on until it has recovered (three writes in a row and a recall succeed),
+        # or until well past the recovery bound, which the assertions below then report.
+        _wait_until(
+            lambda: _recovered(traffic, restarted_at),
+            restarted_at + RECOVERY_SECONDS + 30,
+            "writes and recalls did not succeed again after the restart",
+            fail=False,
+        )
 
     writes, recalls = traffic.writes, traffic.recalls
     statuses = {status for _, status, _ in writes + recalls}

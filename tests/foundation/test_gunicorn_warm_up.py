@@ -4,7 +4,6 @@ so no request waits for it (or meets gunicorn's timeout because of it)."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from django.db import connection
 from apps.memories import embeddings
 from memoryhub.secrets_store import new_kek, new_secret_key
 from tests.conftest import PROJECT_ROOT, stop_process
+from tests.loopback import listening_socket
 
 LOADED = "Loaded embedding model"
 
@@ -31,9 +31,8 @@ def test_a_remote_provider_is_not_called_to_warm_up(settings) -> None:
 def test_a_gunicorn_worker_loads_the_model_before_any_request(project_scratch_dir: Path) -> None:
     params = connection.settings_dict
     host = quote(str(params["HOST"]), safe="")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    listener = listening_socket()
+    port = listener.getsockname()[1]
     env = {
         **{k: v for k, v in os.environ.items() if k not in {"DEBUG", "CELERY_BROKER_URL"}},
         "DJANGO_SETTINGS_MODULE": "memoryhub.settings",
@@ -47,14 +46,16 @@ def test_a_gunicorn_worker_loads_the_model_before_any_request(project_scratch_di
         "MEMORYHUB_EMBEDDING_PROVIDER": "local",
     }
     log_path = project_scratch_dir / "gunicorn.log"
-    with log_path.open("w") as log:
-        # Started in the project folder, where gunicorn reads gunicorn.conf.py by itself.
+    with log_path.open("w") as log, listener:
+        # Started in the project folder, where gunicorn reads gunicorn.conf.py by itself. It
+        # serves on the socket this test holds (no port left free for another to take).
         process = subprocess.Popen(
             [
                 sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application", "--workers", "1",
-                "--bind", f"127.0.0.1:{port}",
+                "--bind", f"fd://{listener.fileno()}",
             ],
             cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
+            pass_fds=(listener.fileno(),),
         )  # fmt: skip
         try:
             deadline = time.monotonic() + 120

@@ -5,7 +5,6 @@ twice."""
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 
@@ -148,9 +147,11 @@ def test_it_spares_memories_written_after_the_purge_started(cast: Cast) -> None:
 def test_a_killed_worker_s_purge_is_finished_by_the_next_exactly_once(
     acme: Tenant,
     broker: tuple[str, str],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     redis_url, queue = broker
-    os.environ["MEMORYHUB_PURGE_BATCH"] = "10"  # read by the worker processes
+    # Read by the worker processes (they inherit this environment); undone after the test.
+    monkeypatch.setenv("MEMORYHUB_PURGE_BATCH", "10")
     old = sorted(old_memories(acme.namespace, 25), key=lambda memory: str(memory.pk))
     old_memories(acme.namespace, 3, tag="keep")
     # The second batch (pk order) must delete this recall-log row: a lock held on it stops
@@ -189,7 +190,6 @@ def test_a_killed_worker_s_purge_is_finished_by_the_next_exactly_once(
         assert Memory.objects.filter(tags__contains=["keep"]).count() == 3
         assert AuditEvent.objects.filter(action="memory.purge").count() == 1
     finally:
-        os.environ.pop("MEMORYHUB_PURGE_BATCH", None)
         blocker.close()
         stop_process(first)
         if second is not None:

@@ -67,9 +67,11 @@ def run_rotation_under_load(
 ) -> Rotation:
     """Rotate in this thread while readers (ORM and API) and writers run in three others.
 
-    Every worker finishes its first iteration before the rotation starts. After re-wrapping
-    each key (inside its batch transaction, rows still locked) the rotation waits until the
-    writer has finished one more iteration, so reads and writes really happen mid-rotation.
+    Every worker finishes its first iteration before the rotation starts. The writer then
+    keeps in step with the rotation: after re-wrapping each key (inside its batch
+    transaction, rows still locked) the rotation lets the writer write once and waits until
+    it has, so exactly one write happens mid-rotation per re-wrapped key. Once the rotation
+    is over the writer finishes its iterations freely.
     """
     result = Rotation(namespace=namespace, initial_keys=DataKey.objects.count())
     raw_key = make_api_key([namespace], ["memories:read"], name="rotation reader")
@@ -77,21 +79,38 @@ def run_rotation_under_load(
     lock = threading.Lock()
     barrier = threading.Barrier(4, timeout=30)
     progress = threading.Condition()
-    writer_state = {"iterations": 0, "done": False}
+    writer_state = {"iterations": 0, "allowed": 1, "done": False, "rotation_over": False}
 
     original_rewrap = row_encryption.data_key_rewrap
 
     def rewrap_then_let_the_writer_write(data_key: DataKey) -> bool:
         rewrapped = original_rewrap(data_key)
         with progress:
-            seen = writer_state["iterations"]
-            progress.wait_for(
-                lambda: writer_state["done"] or writer_state["iterations"] > seen, timeout=10
+            writer_state["allowed"] += 1
+            progress.notify_all()
+            # A generous bound that only a hung writer reaches: its failure says why.
+            wrote = progress.wait_for(
+                lambda: (
+                    writer_state["done"] or writer_state["iterations"] >= writer_state["allowed"]
+                ),
+                timeout=60,
             )
+        if not wrote:
+            with lock:
+                result.failures.append("the writer did not write during the rotation in 60 s")
         return rewrapped
 
     # data_keys_rotate imports data_key_rewrap from this module at call time.
     monkeypatch.setattr(row_encryption, "data_key_rewrap", rewrap_then_let_the_writer_write)
+
+    def writers_turn(i: int) -> None:
+        """Wait until the rotation lets iteration `i` of the writer run (or is over)."""
+        with progress:
+            allowed = progress.wait_for(
+                lambda: writer_state["rotation_over"] or writer_state["allowed"] > i,
+                timeout=60,
+            )
+        assert allowed, f"the rotation did not let write {i} happen in 60 s"
 
     def orm_reader(i: int) -> None:
         keys = KeyCache()  # a fresh cache per "request"
@@ -111,6 +130,7 @@ def run_rotation_under_load(
             assert response.json()["content"] == seeded[memory_id]
 
     def writer(i: int) -> None:
+        writers_turn(i)
         actor = Actor.system("writer")
         existing = memory_create(
             actor=actor,
@@ -164,6 +184,9 @@ def run_rotation_under_load(
         result.rewrapped = data_keys_rotate(actor=Actor.system("tests"), batch_size=2)
         result.writes_during_rotation = writer_state["iterations"] - before
     finally:
+        with progress:
+            writer_state["rotation_over"] = True
+            progress.notify_all()
         for thread in threads:
             thread.join(timeout=60)
     assert not any(thread.is_alive() for thread in threads), "a worker hung"
@@ -189,7 +212,8 @@ def test_it_rotates_keys_while_others_read_and_write_without_a_failure(
     # Exactly the keys that existed before are re-wrapped; the writers' new keys were not.
     assert rotation.initial_keys == SUBJECTS + 1
     assert rotation.rewrapped == rotation.initial_keys
-    assert rotation.writes_during_rotation >= rotation.initial_keys
+    # One write after each re-wrapped key, while the rotation held that key's batch.
+    assert rotation.writes_during_rotation == rotation.initial_keys
 
 
 @pytest.mark.django_db(transaction=True)

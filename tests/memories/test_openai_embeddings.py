@@ -163,11 +163,13 @@ def test_a_passing_outage_is_retried_and_then_succeeds(stub: StubEmbeddings) -> 
 
 
 def test_an_unreachable_endpoint_is_an_embedding_error() -> None:
-    with socket.socket() as probe:  # a port nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with pytest.raises(EmbeddingError, match="ConnectError"):
-        direct(f"http://127.0.0.1:{port}", retries=0).embed_documents(TEXTS)
+    # A port held bound but not listening, for the whole call: nobody else can take it, and
+    # the kernel refuses every connection to it.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        with pytest.raises(EmbeddingError, match="ConnectError"):
+            direct(f"http://127.0.0.1:{port}", retries=0).embed_documents(TEXTS)
 
 
 def test_a_slow_endpoint_times_out_as_an_embedding_error(stub: StubEmbeddings) -> None:

@@ -42,6 +42,21 @@ def _database_url() -> str:
     return f"postgres://{params['USER']}@{host}:{params['PORT']}/{params['NAME']}"
 
 
+# `celery -A memoryhub worker`, with the broker's sweep for unacknowledged messages every
+# second: by default kombu sweeps about every 100 s (every 10th call, 10 s apart), so a
+# killed worker's task, visible again after the tests' 3 s, would wait up to that long.
+WORKER = """
+import sys
+from memoryhub.celery import app
+app.conf.broker_transport_options = {
+    **app.conf.broker_transport_options,
+    "unacked_restore_interval": 1,
+    "unacked_restore_throttle": 1,
+}
+app.worker_main(["worker", *sys.argv[1:]])
+"""
+
+
 def start_worker(redis_url: str, queue: str) -> subprocess.Popen[str]:
     env = {
         **os.environ,
@@ -56,7 +71,7 @@ def start_worker(redis_url: str, queue: str) -> subprocess.Popen[str]:
     }
     return subprocess.Popen(
         [
-            sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool=solo",
+            sys.executable, "-c", WORKER, "--pool=solo",
             "--queues", queue, "--without-gossip", "--without-mingle", "--without-heartbeat",
             "--loglevel=WARNING",
         ],
@@ -74,10 +89,6 @@ def broker(redis_url: str, settings) -> Iterator[tuple[str, str]]:
     queue = f"test-{uuid.uuid4().hex[:8]}"
     names = ("broker_url", "task_always_eager", "task_default_queue", "broker_transport_options")
     saved = {name: app.conf[name] for name in names}
-    # The app's connection and producer pools are for the in-process transport: set aside
-    # (not closed: kombu keeps producer pools per connection) and restored afterwards.
-    pools = app._pool, app.amqp._producer_pool
-    app._pool, app.amqp._producer_pool = None, None
     settings.CELERY_TASK_ALWAYS_EAGER = False
     app.conf.update(
         broker_url=redis_url,
@@ -85,20 +96,21 @@ def broker(redis_url: str, settings) -> Iterator[tuple[str, str]]:
         task_default_queue=queue,
         broker_transport_options={"visibility_timeout": 3},
     )
+    _forget_broker_connections()  # the next send connects to this broker_url
     try:
         yield redis_url, queue
     finally:
         app.conf.update(saved)
-        closed = app._pool
-        if closed is not None:
-            closed.force_close_all()  # the Redis connections of this test
-            # kombu keeps its pools in global registries, keyed by the broker's address: a
-            # later test on the same Redis would be handed this closed pool.
-            for group in (kombu_pools.connections, kombu_pools.producers):
-                for key, pool in list(group.items()):
-                    if pool is closed or getattr(pool, "connections", None) is closed:
-                        dict.pop(group, key)  # keys are stored hashed: bypass the lookup
-        app._pool, app.amqp._producer_pool = pools
+        _forget_broker_connections()  # closes this test's Redis connections
+
+
+def _forget_broker_connections() -> None:
+    """Close every broker connection of this process through kombu's public reset (which
+    also empties its pool registries) and drop the app's own handles on them, as Celery does
+    after a fork: the next send opens a pool for the broker_url configured then."""
+    kombu_pools.reset()
+    app._pool = None
+    app.amqp._producer_pool = None
 
 
 def blocker_connection() -> psycopg.Connection:

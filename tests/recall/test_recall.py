@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -505,11 +504,25 @@ def test_a_bfloat16_model_batches_in_torch_and_embeds_queries_in_float32() -> No
     assert float(query @ documents[0]) > 0.99
 
 
-class _Encoder:
-    """Stands in for a batch runtime that takes `seconds` a batch."""
+class _Clock:
+    """A clock that only the stand-in runtimes move on."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _Clock:
+        return self  # the bfloat16 copy of the model keeps to the same clock
+
+
+class _Encoder:
+    """Stands in for a batch runtime whose every call takes `seconds` on `clock`."""
+
+    def __init__(self, seconds: float, clock: _Clock) -> None:
         self.seconds = seconds
+        self.clock = clock
 
     def to(self, dtype: object) -> _Encoder:
         return self
@@ -520,7 +533,7 @@ class _Encoder:
     def encode(self, texts: list[str], *args: object, **options: object) -> Any:
         import torch
 
-        time.sleep(self.seconds)
+        self.clock.now += self.seconds
         return torch.zeros((len(texts), 4))
 
 
@@ -533,8 +546,9 @@ def test_the_faster_batch_runtime_is_chosen_by_timing_both(
 ) -> None:
     from apps.memories.embeddings import _faster_batches
 
-    model, onnx = _Encoder(torch_seconds), _Encoder(onnx_seconds)
-    assert _faster_batches(model, onnx, 32) == chosen  # type: ignore[arg-type]
+    clock = _Clock()
+    model, onnx = _Encoder(torch_seconds, clock), _Encoder(onnx_seconds, clock)
+    assert _faster_batches(model, onnx, 32, clock=clock) == chosen  # type: ignore[arg-type]
 
 
 def test_on_a_bfloat16_cpu_auto_batches_in_the_runtime_that_proved_faster(
