@@ -411,16 +411,19 @@ def _queue_filters(namespaces: list[Namespace]) -> dict[str, Q]:
 QUEUE_SECTIONS = ("disputed", "pending", "low_confidence", "duplicate", "pii", "superseded")
 
 
-def review_counts(*, namespaces: list[Namespace]) -> dict[str, int]:
+def review_counts(*, namespaces: list[Namespace], pairs: int | None = None) -> dict[str, int]:
     """How many items each section of these namespaces' review queues holds, counted as the
     queue's page counts them (near-duplicate pairs up to the page's limit): the overview's
-    figure and the queue's own agree."""
+    figure and the queue's own agree. `pairs`: the near-duplicate pairs already found (the
+    queue's page has them; finding them compares vectors)."""
     if not namespaces:
         return dict.fromkeys(QUEUE_SECTIONS, 0)
     found = Memory.objects.filter(namespace__in=[n.pk for n in namespaces]).aggregate(
         **{name: Count("id", filter=where) for name, where in _queue_filters(namespaces).items()}
     )
-    found["duplicate"] = sum(len(duplicate_pairs(namespace=n)) for n in namespaces)
+    found["duplicate"] = (
+        pairs if pairs is not None else sum(len(duplicate_pairs(namespace=n)) for n in namespaces)
+    )
     return {name: found[name] for name in QUEUE_SECTIONS}
 
 

@@ -191,7 +191,7 @@ def memory_remove(request: DashboardRequest, slug: str, memory_id: str) -> HttpR
 def review(request: DashboardRequest, slug: str) -> HttpResponse:
     namespace = namespace_for_request(request, slug)
     queue = selectors.review_queue(namespace=namespace)
-    counts = selectors.review_counts(namespaces=[namespace])
+    counts = selectors.review_counts(namespaces=[namespace], pairs=len(queue["duplicate"]))
     shown = {item.row.memory.pk for items in queue.values() for item in items} | {
         item.other.memory.pk for items in queue.values() for item in items if item.other
     }
