@@ -37,6 +37,9 @@ NAME_LIMIT = 120
 CATEGORY_LIMIT = 40
 MESSAGES_PER_REQUEST = 100
 NAMESPACE_CONFIGURATION = "namespace configuration"
+JSONL_FIELDS = frozenset(
+    {"question", "subject", "expected_memory_ids", "expected_contains", "category"}
+)
 
 
 @dataclass
@@ -174,8 +177,21 @@ def eval_set_import_jsonl(
     unanswerable case. Every line is checked before anything is stored: a bad line is a
     400 naming it, and nothing is kept."""
     keys = KeyCache()
-    drafts: list[CaseDraft] = []
     subjects: dict[str, Subject] = {}
+    drafts = [
+        _jsonl_draft(namespace, line, number, subjects, keys)
+        for number, line in enumerate(_jsonl_lines(text), start=1)
+    ]
+    with transaction.atomic():
+        eval_set = _set_create(actor, namespace, name, description, SetOrigin.JSONL)
+        _cases_add(eval_set, drafts, keys)
+        _audit_set(actor, "eval_set.import", eval_set, format="jsonl", cases=len(drafts))
+    return eval_set
+
+
+def _jsonl_lines(text: str) -> list[str]:
+    """The file's cases, one a non-blank line: at least one, at most MAX_CASES (counted
+    before any line is parsed, so an oversized file costs no queries)."""
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise ApplicationError(
@@ -187,74 +203,103 @@ def eval_set_import_jsonl(
             params={"limit": MAX_CASES},
             details={"file": ["too many"]},
         )
-    for number, line in enumerate(lines, start=1):
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError:
-            raise _line_refused(
-                number, gettext_noop("line %(line)s: not JSON."), ["not JSON"]
-            ) from None
-        if not isinstance(item, dict):
-            raise _line_refused(
-                number, gettext_noop("line %(line)s: not an object."), ["not an object"]
-            )
-        unknown = set(item) - {
-            "question", "subject", "expected_memory_ids", "expected_contains", "category",
-        }  # fmt: skip
-        if unknown:
-            raise _line_refused(
-                number,
-                gettext_noop("line %(line)s: unknown fields %(fields)s."),
-                sorted(unknown),
-                fields=", ".join(sorted(unknown)),
-            )
-        question = _check_question(item.get("question"), number)
-        external_id = item.get("subject")
-        subject = None
-        if external_id is not None:
-            if not isinstance(external_id, str):
-                raise _line_refused(
-                    number, gettext_noop("line %(line)s: subject is a string."), ["subject"]
-                )
-            subject = (
-                subjects.get(external_id)
-                or Subject.objects.filter(namespace=namespace, external_id=external_id).first()
-            )
-            if subject is None:
-                raise _line_refused(
-                    number,
-                    gettext_noop("line %(line)s: no subject of that id in this namespace."),
-                    ["unknown subject"],
-                )
-            subjects[external_id] = subject
-        expected = _expected_ids(namespace, subject, item.get("expected_memory_ids") or [], number)
-        phrases = item.get("expected_contains") or []
-        if not isinstance(phrases, list) or not all(isinstance(p, str) and p for p in phrases):
-            raise _line_refused(
-                number,
-                gettext_noop("line %(line)s: expected_contains is a list of phrases."),
-                ["expected_contains"],
-            )
-        if phrases:
-            matched = _memories_matching(namespace, subject, phrases, keys)
-            if not matched:
-                raise _line_refused(
-                    number,
-                    gettext_noop("line %(line)s: no current memory holds any expected phrase."),
-                    ["expected_contains matches nothing"],
-                )
-            expected += matched
-        category = item.get("category") or ""
-        if not isinstance(category, str | int) or len(str(category)) > CATEGORY_LIMIT:
-            raise _line_refused(
-                number, gettext_noop("line %(line)s: category is a short label."), ["category"]
-            )
-        drafts.append(CaseDraft(question, subject, expected, str(category)))
-    with transaction.atomic():
-        eval_set = _set_create(actor, namespace, name, description, SetOrigin.JSONL)
-        _cases_add(eval_set, drafts, keys)
-        _audit_set(actor, "eval_set.import", eval_set, format="jsonl", cases=len(drafts))
-    return eval_set
+    return lines
+
+
+def _jsonl_draft(
+    namespace: Namespace, line: str, number: int, subjects: dict[str, Subject], keys: KeyCache
+) -> CaseDraft:
+    """Line `number` as a case to store, its fields checked one after the other: the first
+    problem found is the one the refusal names. `subjects` holds the subjects earlier lines
+    named, so each is looked up once."""
+    item = _jsonl_object(line, number)
+    question = _check_question(item.get("question"), number)
+    subject = _jsonl_subject(namespace, item.get("subject"), number, subjects)
+    expected = _expected_ids(namespace, subject, item.get("expected_memory_ids") or [], number)
+    expected += _expected_by_phrase(namespace, subject, item.get("expected_contains"), number, keys)
+    category = _jsonl_category(item.get("category"), number)
+    return CaseDraft(question, subject, expected, category)
+
+
+def _jsonl_object(line: str, number: int) -> dict[str, Any]:
+    """The line parsed: a JSON object holding no field but the known ones."""
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError:
+        raise _line_refused(
+            number, gettext_noop("line %(line)s: not JSON."), ["not JSON"]
+        ) from None
+    if not isinstance(item, dict):
+        raise _line_refused(
+            number, gettext_noop("line %(line)s: not an object."), ["not an object"]
+        )
+    unknown = set(item) - JSONL_FIELDS
+    if unknown:
+        raise _line_refused(
+            number,
+            gettext_noop("line %(line)s: unknown fields %(fields)s."),
+            sorted(unknown),
+            fields=", ".join(sorted(unknown)),
+        )
+    return item
+
+
+def _jsonl_subject(
+    namespace: Namespace, external_id: Any, number: int, subjects: dict[str, Subject]
+) -> Subject | None:
+    """The namespace's subject a line names (None when it names none, for a question about
+    shared memories), looked up once per file through `subjects`."""
+    if external_id is None:
+        return None
+    if not isinstance(external_id, str):
+        raise _line_refused(
+            number, gettext_noop("line %(line)s: subject is a string."), ["subject"]
+        )
+    subject = (
+        subjects.get(external_id)
+        or Subject.objects.filter(namespace=namespace, external_id=external_id).first()
+    )
+    if subject is None:
+        raise _line_refused(
+            number,
+            gettext_noop("line %(line)s: no subject of that id in this namespace."),
+            ["unknown subject"],
+        )
+    subjects[external_id] = subject
+    return subject
+
+
+def _expected_by_phrase(
+    namespace: Namespace, subject: Subject | None, raw: Any, number: int, keys: KeyCache
+) -> list[uuid.UUID]:
+    """The memories a line expects through `expected_contains`: none when it gives no phrase;
+    phrases that no current memory holds are a refusal, not an unanswerable case."""
+    phrases = raw or []
+    if not isinstance(phrases, list) or not all(isinstance(p, str) and p for p in phrases):
+        raise _line_refused(
+            number,
+            gettext_noop("line %(line)s: expected_contains is a list of phrases."),
+            ["expected_contains"],
+        )
+    if not phrases:
+        return []
+    matched = _memories_matching(namespace, subject, phrases, keys)
+    if not matched:
+        raise _line_refused(
+            number,
+            gettext_noop("line %(line)s: no current memory holds any expected phrase."),
+            ["expected_contains matches nothing"],
+        )
+    return matched
+
+
+def _jsonl_category(raw: Any, number: int) -> str:
+    category = raw or ""
+    if not isinstance(category, str | int) or len(str(category)) > CATEGORY_LIMIT:
+        raise _line_refused(
+            number, gettext_noop("line %(line)s: category is a short label."), ["category"]
+        )
+    return str(category)
 
 
 def _expected_ids(

@@ -26,6 +26,7 @@ from django.utils.translation import gettext_noop
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.evaluation import selectors, services
 from apps.evaluation.charts import trend_charts
@@ -37,7 +38,7 @@ from apps.evaluation.forms import (
     RunForm,
     VariantForm,
 )
-from apps.evaluation.models import EvalCase, RunStatus
+from apps.evaluation.models import EvalCase, EvalSet, RunStatus
 from apps.memories.row_encryption import KeyCache
 from apps.namespaces.models import Namespace
 from apps.namespaces.pages import (
@@ -45,6 +46,8 @@ from apps.namespaces.pages import (
     OWNER,
     DashboardRequest,
     actor_of,
+    form_post,
+    form_post_elsewhere,
     namespace_for_request,
     namespace_pick,
     page_context,
@@ -90,10 +93,6 @@ def _read_record(
     )
 
 
-def _error(request: DashboardRequest, error: ApplicationError) -> None:
-    messages.error(request, error.localized)
-
-
 @login_required
 @require_GET
 def quality_pick(request: DashboardRequest) -> HttpResponse:
@@ -130,90 +129,79 @@ def overview(request: DashboardRequest, slug: str) -> HttpResponse:
 @require_POST
 def set_import(request: DashboardRequest, slug: str) -> HttpResponse:
     namespace = namespace_for_request(request, slug, EDITOR)
-    form = ImportForm(request.POST, request.FILES)
-    if not form.is_valid():
-        messages.error(
-            request, _("The import was not started: %(errors)s") % {"errors": _errors(form)}
-        )
-        return redirect("evaluation:overview", slug=slug)
-    data = form.cleaned_data
-    raw = data["file"].read()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        messages.error(request, _("The file is not UTF-8 text."))
-        return redirect("evaluation:overview", slug=slug)
-    try:
-        if data["format"] == "jsonl":
-            eval_set = services.eval_set_import_jsonl(
-                actor=actor_of(request), namespace=namespace, name=data["name"], text=text
-            )
-        else:
-            try:
-                parsed = json.loads(text)
-            except json.JSONDecodeError:
-                raise ApplicationError(gettext_noop("The file is not JSON.")) from None
-            eval_set = services.eval_set_import_locomo(
-                actor=actor_of(request),
-                namespace=namespace,
-                name=data["name"],
-                data=parsed,
-                subject_external_id=data["subject"],
-            )
-    except ApplicationError as error:
-        _error(request, error)
-        return redirect("evaluation:overview", slug=slug)
-    messages.success(request, _("Imported %(n)d cases.") % {"n": eval_set.cases.count()})
-    return redirect("evaluation:set", slug=slug, set_id=eval_set.pk)
-
-
-def _errors(form: Any) -> str:
-    """A form's errors in one line, each named by its field's label (in the reader's
-    language), errors of the whole form unnamed."""
-    return "; ".join(
-        f"{form[name].label}: {' '.join(errors)}" if name in form.fields else " ".join(errors)
-        for name, errors in form.errors.items()
+    return form_post_elsewhere(
+        request,
+        ImportForm(request.POST, request.FILES),
+        lambda data: _imported(actor_of(request), namespace, data),
+        back_url=_overview_url(slug),
+        success_url=lambda eval_set: _set_url(slug, eval_set.pk),
+        success_message=lambda eval_set: _("Imported %(n)d cases.") % {"n": eval_set.cases.count()},
+        invalid_message=_("The import was not started: %(errors)s"),
     )
+
+
+def _imported(actor: Actor, namespace: Namespace, data: dict[str, Any]) -> EvalSet:
+    """The uploaded file as a new eval set, read in the format the form names."""
+    try:
+        text = data["file"].read().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ApplicationError(gettext_noop("The file is not UTF-8 text.")) from None
+    if data["format"] == "jsonl":
+        return services.eval_set_import_jsonl(
+            actor=actor, namespace=namespace, name=data["name"], text=text
+        )
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        raise ApplicationError(gettext_noop("The file is not JSON.")) from None
+    return services.eval_set_import_locomo(
+        actor=actor,
+        namespace=namespace,
+        name=data["name"],
+        data=parsed,
+        subject_external_id=data["subject"],
+    )
+
+
+def _overview_url(slug: str, part: str = "") -> str:
+    return reverse("evaluation:overview", args=[slug]) + part
+
+
+def _set_url(slug: str, set_id: object) -> str:
+    return reverse("evaluation:set", args=[slug, set_id])
 
 
 @login_required
 @require_POST
 def set_from_feedback(request: DashboardRequest, slug: str) -> HttpResponse:
     namespace = namespace_for_request(request, slug, EDITOR)
-    form = FeedbackSetForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, _errors(form))
-        return redirect("evaluation:overview", slug=slug)
-    try:
-        eval_set = services.eval_set_from_feedback(
-            actor=actor_of(request),
-            namespace=namespace,
-            name=form.cleaned_data["name"],
-            days=form.cleaned_data["days"],
-        )
-    except ApplicationError as error:
-        _error(request, error)
-        return redirect("evaluation:overview", slug=slug)
-    messages.success(request, _("Made %(n)d cases from feedback.") % {"n": eval_set.cases.count()})
-    return redirect("evaluation:set", slug=slug, set_id=eval_set.pk)
+    return form_post_elsewhere(
+        request,
+        FeedbackSetForm(request.POST),
+        lambda data: services.eval_set_from_feedback(
+            actor=actor_of(request), namespace=namespace, name=data["name"], days=data["days"]
+        ),
+        back_url=_overview_url(slug),
+        success_url=lambda eval_set: _set_url(slug, eval_set.pk),
+        success_message=lambda eval_set: (
+            _("Made %(n)d cases from feedback.") % {"n": eval_set.cases.count()}
+        ),
+    )
 
 
 @login_required
 @require_POST
 def set_create(request: DashboardRequest, slug: str) -> HttpResponse:
     namespace = namespace_for_request(request, slug, EDITOR)
-    form = EmptySetForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, _errors(form))
-        return redirect("evaluation:overview", slug=slug)
-    try:
-        eval_set = services.eval_set_create_empty(
-            actor=actor_of(request), namespace=namespace, name=form.cleaned_data["name"]
-        )
-    except ApplicationError as error:
-        _error(request, error)
-        return redirect("evaluation:overview", slug=slug)
-    return redirect("evaluation:set", slug=slug, set_id=eval_set.pk)
+    return form_post_elsewhere(
+        request,
+        EmptySetForm(request.POST),
+        lambda data: services.eval_set_create_empty(
+            actor=actor_of(request), namespace=namespace, name=data["name"]
+        ),
+        back_url=_overview_url(slug),
+        success_url=lambda eval_set: _set_url(slug, eval_set.pk),
+    )
 
 
 @login_required
@@ -226,18 +214,19 @@ def set_detail(request: DashboardRequest, slug: str, set_id: str) -> HttpRespons
     form = RunForm(request.POST or None, namespace=namespace, initial={"token_budget": 2000})
     if request.method == "POST":
         namespace_for_request(request, slug, EDITOR)
-        if form.is_valid():
-            try:
-                run = services.run_start(
-                    actor=actor_of(request),
-                    eval_set=eval_set,
-                    variant=form.cleaned_data["variant"],
-                    token_budget=form.cleaned_data["token_budget"],
-                )
-            except ApplicationError as error:
-                _error(request, error)
-            else:
-                return redirect("evaluation:run", slug=slug, run_id=run.pk)
+        started = form_post(
+            request,
+            form,
+            lambda data: services.run_start(
+                actor=actor_of(request),
+                eval_set=eval_set,
+                variant=data["variant"],
+                token_budget=data["token_budget"],
+            ),
+            success_url=lambda run: reverse("evaluation:run", args=[slug, run.pk]),
+        )
+        if started is not None:
+            return started
     offset = _offset(request.GET.get("offset"))
     rows, total = selectors.cases_page(eval_set=eval_set, offset=offset)
     _read_record(request, namespace, "eval_cases", [row.case for row in rows])
@@ -388,21 +377,15 @@ def compare(request: DashboardRequest, slug: str) -> HttpResponse:
 def variant_save(request: DashboardRequest, slug: str) -> HttpResponse:
     namespace = namespace_for_request(request, slug, EDITOR)
     form = VariantForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, _errors(form))
-        return redirect(reverse("evaluation:overview", args=[slug]) + "#variants")
-    try:
-        variant = services.variant_save(
-            actor=actor_of(request),
-            namespace=namespace,
-            name=form.cleaned_data["name"],
-            config=form.config(),
-        )
-    except ApplicationError as error:
-        _error(request, error)
-    else:
-        messages.success(request, _("Variant “%(name)s” saved.") % {"name": variant.name})
-    return redirect(reverse("evaluation:overview", args=[slug]) + "#variants")
+    return form_post_elsewhere(
+        request,
+        form,
+        lambda data: services.variant_save(
+            actor=actor_of(request), namespace=namespace, name=data["name"], config=form.config()
+        ),
+        back_url=_overview_url(slug, "#variants"),
+        success_message=lambda variant: _("Variant “%(name)s” saved.") % {"name": variant.name},
+    )
 
 
 @login_required
@@ -451,20 +434,22 @@ def case_from_recall(request: DashboardRequest, slug: str, recall_id: str) -> Ht
         served=[(memory_id, text or _("(deleted)")) for memory_id, text in served],
         initial={"eval_set": request.GET.get("set")},
     )
-    if request.method == "POST" and form.is_valid():
-        try:
-            case = services.eval_case_from_recall(
+    if request.method == "POST":
+        added = form_post(
+            request,
+            form,
+            lambda data: services.eval_case_from_recall(
                 actor=actor_of(request),
-                eval_set=form.cleaned_data["eval_set"],
+                eval_set=data["eval_set"],
                 recall_id=str(log.pk),
-                expected=form.cleaned_data["expected"],
-                category=form.cleaned_data["category"],
-            )
-        except ApplicationError as error:
-            _error(request, error)
-        else:
-            messages.success(request, _("The case was added."))
-            return redirect("evaluation:set", slug=slug, set_id=case.eval_set_id)
+                expected=data["expected"],
+                category=data["category"],
+            ),
+            success_url=lambda case: _set_url(slug, case.eval_set_id),
+            success_message=_("The case was added."),
+        )
+        if added is not None:
+            return added
     if question is not None:
         audit_record(
             actor=actor_of(request),

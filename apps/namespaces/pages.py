@@ -1,11 +1,14 @@
 """What every dashboard page of a namespace shares, whichever app serves it (governance,
 evaluation): the namespace as the user may see it (404 outside, 403 below the role), the
-acting user, the page context, where to go after a write."""
+acting user, the page context, a form's POST, where to go after a write."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from django import forms
+from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
@@ -17,7 +20,9 @@ from django_htmx.middleware import HtmxDetails
 from apps.audit.actors import Actor
 from apps.namespaces.models import ROLE_RANK, MembershipRole, Namespace
 from apps.namespaces.selectors import namespace_with_role, namespaces_for_user
-from memoryhub.exceptions import NotFound
+from memoryhub.exceptions import ApplicationError, NotFound
+
+Result = TypeVar("Result")
 
 VIEWER, EDITOR, OWNER = MembershipRole.VIEWER, MembershipRole.EDITOR, MembershipRole.OWNER
 
@@ -65,6 +70,69 @@ def back_to(request: DashboardRequest, fallback: str) -> HttpResponse:
     if request.htmx:
         return HttpResponseClientRedirect(target)
     return redirect(target)
+
+
+def form_errors(form: forms.BaseForm) -> str:
+    """A form's errors in one line, each named by its field's label (in the reader's
+    language), errors of the whole form unnamed."""
+    parts = []
+    for name, errors in form.errors.items():
+        text = " ".join(map(str, errors))
+        parts.append(f"{form[name].label}: {text}" if name in form.fields else text)
+    return "; ".join(parts)
+
+
+def form_post(
+    request: HttpRequest,
+    form: forms.BaseForm,
+    action: Callable[[dict[str, Any]], Result],
+    *,
+    success_url: Callable[[Result], str],
+    success_message: str | Callable[[Result], str] = "",
+) -> HttpResponse | None:
+    """A bound form posted to the page that shows it. Valid, `action` runs on its cleaned
+    data (a service call), and the browser is redirected to `success_url` of what it
+    returned, told `success_message` if there is one. None when the form is invalid or the
+    service refuses (the refusal becomes an error message): the view renders its page again,
+    the form with what was typed and its errors beside its fields."""
+    if not form.is_valid():
+        return None
+    try:
+        result = action(form.cleaned_data)
+    except ApplicationError as error:
+        messages.error(request, error.localized)
+        return None
+    message = success_message(result) if callable(success_message) else success_message
+    if message:
+        messages.success(request, message)
+    return redirect(success_url(result))
+
+
+def form_post_elsewhere(
+    request: HttpRequest,
+    form: forms.BaseForm,
+    action: Callable[[dict[str, Any]], Result],
+    *,
+    back_url: str,
+    success_url: Callable[[Result], str] | None = None,
+    success_message: str | Callable[[Result], str] = "",
+    invalid_message: str = "%(errors)s",
+) -> HttpResponse:
+    """A bound form shown on another page (`back_url`) and posted to a view of its own, as
+    `form_post` but for a refusal: this view has no page to render, so an invalid form (its
+    errors on one line, as `%(errors)s` in `invalid_message`) or the service's refusal is an
+    error message and a redirect back. Without `success_url`, success goes back too."""
+    if not form.is_valid():
+        messages.error(request, invalid_message % {"errors": form_errors(form)})
+        return redirect(back_url)
+    response = form_post(
+        request,
+        form,
+        action,
+        success_url=success_url or (lambda result: back_url),
+        success_message=success_message,
+    )
+    return redirect(back_url) if response is None else response
 
 
 def namespace_pick(request: DashboardRequest, target: str, heading: str) -> HttpResponse:

@@ -140,6 +140,44 @@ def test_a_bad_line_is_named_and_nothing_is_kept(cast: Cast, line: str, problem:
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("item", "message", "problem"),
+    [
+        ([1], "line 2: not an object.", ["not an object"]),
+        ({"question": "q", "colour": 1, "size": 2}, "line 2: unknown fields colour, size.",
+         ["colour", "size"]),
+        ({"question": " ", "subject": 7, "category": "x" * 41}, "line 2: the question is empty.",
+         ["question"]),  # the first problem is the one named
+        ({"question": "q", "subject": 7}, "line 2: subject is a string.", ["subject"]),
+        ({"question": "q", "expected_memory_ids": "id"}, "line 2: expected_memory_ids is a list.",
+         ["expected_memory_ids"]),
+        ({"question": "q", "expected_contains": "tea"},
+         "line 2: expected_contains is a list of phrases.", ["expected_contains"]),
+        ({"question": "q", "category": "x" * 41}, "line 2: category is a short label.",
+         ["category"]),
+    ],
+)  # fmt: skip
+def test_each_refusal_of_a_line_says_what_is_wrong_with_it(
+    cast: Cast, item: object, message: str, problem: list[str]
+) -> None:
+    good = json.dumps({"question": "Which tea?", "subject": "u1"})
+    text = f"{good}\n{json.dumps(item)}"
+    with pytest.raises(ApplicationError) as raised:
+        eval_set_import_jsonl(actor=ACTOR, namespace=cast.acme, name="bad", text=text)
+    assert raised.value.message == message
+    assert raised.value.details == {"line 2": problem}
+
+
+@pytest.mark.django_db
+def test_a_file_of_blank_lines_is_refused_whole(cast: Cast) -> None:
+    with pytest.raises(ApplicationError) as raised:
+        eval_set_import_jsonl(actor=ACTOR, namespace=cast.acme, name="blank", text=" \n\n\t")
+    assert raised.value.message == "The file holds no cases."
+    assert raised.value.details == {"file": ["empty"]}
+    assert not EvalSet.objects.exists()
+
+
+@pytest.mark.django_db
 def test_another_namespace_s_memory_cannot_be_expected(cast: Cast) -> None:
     line = {
         "question": "q",
