@@ -26,8 +26,6 @@ SKIPPED_DIRS = frozenset({"migrations", "tests"})
 ALLOWED: frozenset[str] = frozenset(
     {
         "apps/evaluation/services.py eval_set_import_jsonl",
-        "apps/pipeline/consolidation.py consolidate_and_store",
-        "apps/pipeline/consolidation.py _consolidate_one",
     }
 )
 
