@@ -26,7 +26,7 @@ from apps.memories.models import SEARCH_FIELDS, Kind, Memory, MemoryVersion, Sta
 from apps.memories.row_encryption import KeyCache, open_memory, open_row, open_version
 from apps.namespaces import pii
 from apps.namespaces.models import Namespace
-from apps.pipeline.consolidation import says_no_more
+from apps.pipeline.decisions import says_no_more
 from apps.pipeline.models import ConsolidationLog, Job, Message, Session, SessionSummary
 from apps.recall.models import RecallFeedback, RecallLog
 

@@ -37,7 +37,7 @@ CACHE_SECONDS = 30
 # Near-duplicate cosines per model (bench/duplicate_pairs_bench.py, in English and Chinese):
 # (a restatement at least this alike, given the token guard; the same statement whatever the
 # tokens). Neither model separates "a dog named Rex" from "a cat named Rex" by cosine alone:
-# the slot and token guards (consolidation.says_no_more) decide which pairs may merge.
+# the slot and token guards (pipeline.decisions.says_no_more) decide which pairs may merge.
 PRIMARY_DUPLICATE = (0.92, 0.985)
 MULTILINGUAL_DUPLICATE = (0.80, 0.97)
 

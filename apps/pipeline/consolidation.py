@@ -1,7 +1,11 @@
-"""Consolidation: each extracted fact is added, merged into a near-duplicate, a no-op, or
-supersedes the fact of its slot (kept as history); a negation or a change ends the current
-facts it names (kept as history too); a fact less certain than the namespace's review
-threshold waits in the review queue instead. Every decision goes to the log."""
+"""Consolidation, the service that applies `apps.pipeline.decisions`: each extracted fact is
+added, merged into a near-duplicate, a no-op, or supersedes the fact of its slot (kept as
+history); a negation or a change ends the current facts it names (kept as history too); a
+doubt sends them to review; a fact less certain than the namespace's review threshold waits
+in the review queue instead. Here the inputs are loaded (the nearest facts by the database,
+statements decrypted), the pure decision functions decide, and their decisions are applied
+in the caller's transaction: the writes with their audit events, and every decision to the
+log."""
 
 from __future__ import annotations
 
@@ -9,9 +13,10 @@ import hashlib
 import hmac
 import logging
 import uuid
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -24,7 +29,7 @@ from django.utils.translation import gettext_noop
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.facts.doubt import Dispute
-from apps.facts.rules import Ending, slot_group, speaks_of, substitute
+from apps.facts.rules import Ending, slot_group
 from apps.memories import vector_spaces
 from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
@@ -39,7 +44,17 @@ from apps.memories.services import (
     screen_content,
 )
 from apps.namespaces.models import Namespace
-from apps.pipeline import extraction
+from apps.pipeline import decisions, extraction
+from apps.pipeline.decisions import (
+    BatchFact,
+    FactDecision,
+    HeldFact,
+    NearFact,
+    NewFact,
+    Outcome,
+    Scope,
+    SlotFact,
+)
 from apps.pipeline.models import (
     ConsolidationLog,
     Decision,
@@ -51,11 +66,14 @@ from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
 
-# With a model's near-duplicate cosine (vector_spaces.*_DUPLICATE), this share of
-# the tokens: the same fact, said again.
-DUPLICATE_OVERLAP = 0.6
 NEAR_FACTS = 5  # the nearest current facts of the same kind that a new one is compared with
 KEPT_CORRECTION = gettext_noop("kept the subject's correction, newer than this turn")
+# What the log says of a new fact that is not stored (a merge and an addition say more).
+NOT_STORED = {
+    Outcome.DUPLICATE: gettext_noop("near-duplicate of a current fact"),
+    Outcome.BATCH_DUPLICATE: "near-duplicate of a fact in the same batch",
+    Outcome.KEPT_CORRECTION: KEPT_CORRECTION,
+}
 
 
 REPLAY_LOOKBACK = 2000  # earlier turns of a session compared with a batch's new ones
@@ -89,13 +107,9 @@ def replayed_turn_times(
     return replayed
 
 
-def _corrected_since(corrected_at: str | None, when: datetime | None) -> bool:
-    """Whether a memory's subject corrected it (privacy portal) at or after `when`, the time
-    of the turn a new value comes from: then the correction stands."""
-    if not corrected_at:
-        return False
-    moment = parse_datetime(corrected_at)
-    return moment is not None and (when is None or moment >= when)
+def _corrected_at(value: Any) -> datetime | None:
+    """When a memory's subject corrected it (privacy portal), from its metadata's ISO time."""
+    return parse_datetime(value) if value else None
 
 
 def slot_hash(keys: KeyCache, namespace_id: int, slot: str) -> str:
@@ -104,20 +118,145 @@ def slot_hash(keys: KeyCache, namespace_id: int, slot: str) -> str:
     return hmac.new(key, f"slot:{slot}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def says_no_more(tokens: Collection[int], than: Collection[int], *, slot: str) -> bool:
-    """Whether a fact of `tokens` says nothing that a fact of `than` does not, so the two are
-    one fact: within a slot only the same words are ("用户喜欢香菜" is not "用户不喜欢吃香菜",
-    "住在深圳" not "住在上海"); elsewhere, saying less is saying it again. Two facts that each
-    hold a word the other lacks differ in some value, however alike their vectors."""
-    mine, theirs = set(tokens), set(than)
-    return mine == theirs or (not slot and mine <= theirs)
+@dataclass
+class _Pending:
+    """A new fact of the batch, decided and waiting to be stored with the others."""
+
+    item: NewMemory
+    vector: np.ndarray  # compared with the batch's other new facts of the same `column`
+    tokens: list[int]
+    slot: str
+    supersedes: list[Any]
+    group: str = ""
+    review: bool = False
+    ended: bool = False  # negated by a later turn of the same batch: stored as history
+    column: VectorColumn = VectorColumn.PRIMARY
+
+    @property
+    def id(self) -> uuid.UUID:
+        assert self.item.id is not None  # chosen when it is decided: later facts refer to it
+        return self.item.id
+
+    def fact(self) -> BatchFact:
+        """This fact as the decisions see it, as it stands now."""
+        return BatchFact(
+            id=self.id,
+            content=self.item.content,
+            vector=self.vector,
+            column=self.column,
+            tokens=self.tokens,
+            slot=self.slot,
+            group=self.group,
+            of_another_person="person" in self.item.metadata,
+            message=(self.item.source or {}).get("message"),
+            ended=self.ended,
+            review=self.review,
+        )
 
 
-def _token_overlap(a: list[int], b: list[int]) -> float:
-    sa, sb = set(a), set(b)
-    if not sa or not sb:
-        return 0.0
-    return len(sa & sb) / len(sa | sb)
+@dataclass(frozen=True)
+class _Near:
+    """How a new fact meets the current ones: the vector column, model and vector, and the
+    near-duplicate cosines of that model; `latin_only`: only Latin-script facts (the others
+    meet a Latin-script fact through the multilingual model)."""
+
+    column: VectorColumn
+    model: str
+    vector: np.ndarray
+    duplicate: float
+    same: float
+    latin_only: bool = False
+
+
+@dataclass
+class _Batch:
+    """One call of `consolidate_and_store`: who writes where, the decisions taken so far
+    (logged at the end, at once), the memories stored or changed, and the batch's new facts
+    waiting to be stored (`pending`)."""
+
+    actor: Actor
+    namespace: Namespace
+    subject: Subject
+    session: Session
+    keys: KeyCache
+    job: Job | None
+    message_by_position: dict[int, str]
+    tags_by_message: dict[str, list[str]]
+    counts: dict[str, int] = field(default_factory=dict)
+    memory_ids: list[str] = field(default_factory=list)
+    logs: list[ConsolidationLog] = field(default_factory=list)
+    pending: list[_Pending] = field(default_factory=list)
+    texts: dict[Any, str] = field(default_factory=dict)
+
+    @cached_property
+    def index_key(self) -> bytes:
+        return self.keys.index_key(self.namespace.pk)
+
+    def log(
+        self,
+        decision: str,
+        reason: str,
+        memory_id: Any,
+        related: Any = None,
+        sim: float | None = None,
+    ) -> None:
+        self.counts[decision] = self.counts.get(decision, 0) + 1
+        self.logs.append(
+            ConsolidationLog(
+                namespace=self.namespace,
+                subject=self.subject,
+                job=self.job,
+                decision=decision,
+                reason=reason,
+                memory_id=memory_id,
+                related_id=related,
+                similarity=sim,
+            )
+        )
+
+    def source(self, candidate: extraction.Candidate) -> dict[str, Any]:
+        message = self.message_by_position.get(candidate.position)
+        return {
+            "session": self.session.external_id,
+            "message": message,
+            "extractor": candidate.category,
+        }
+
+    def tags(self, candidate: extraction.Candidate) -> list[str]:
+        """The candidate's tags and those the app sent with its turn."""
+        message = self.message_by_position.get(candidate.position, "")
+        return sorted(set(candidate.tags) | set(self.tags_by_message.get(message, [])))
+
+    def certain(self, candidate: extraction.Candidate) -> bool:
+        """Whether the candidate is certain enough to change facts without a person."""
+        return candidate.confidence >= self.namespace.review_threshold
+
+    def opened(self, memory: Memory) -> str:
+        """A current fact's statement, decrypted once for the whole batch."""
+        if memory.pk not in self.texts:
+            self.texts[memory.pk] = open_memory(self.keys, memory)
+        return self.texts[memory.pk]
+
+    def held(self, memories: list[Memory], *, read: bool) -> list[HeldFact]:
+        """Stored facts as the decisions see them: their statements decrypted when a value
+        narrows the choice (`read`), and when their subject corrected them."""
+        return [
+            HeldFact(
+                id=memory.id,
+                statement=self.opened(memory) if read else "",
+                corrected_at=_corrected_at(memory.metadata.get("corrected_at")),
+            )
+            for memory in memories
+        ]
+
+    def facts(self) -> list[BatchFact]:
+        """The batch's new facts as the decisions see them, as they stand now."""
+        return [pending.fact() for pending in self.pending]
+
+    def waiting(self, ids: Collection[uuid.UUID]) -> list[_Pending]:
+        """The batch's new facts of `ids`, in the batch's order."""
+        wanted = set(ids)
+        return [pending for pending in self.pending if pending.id in wanted]
 
 
 def consolidate_and_store(
@@ -134,77 +273,26 @@ def consolidate_and_store(
     said_at: dict[int, datetime] | None = None,
 ) -> dict[str, Any]:
     """Store episodic candidates as turns of the session; decide add / no-op / merge /
-    supersede for each semantic one against the subject's current facts. Every decision is
-    logged with its reason.
+    supersede for each semantic one against the subject's current facts
+    (`decisions.decide_fact`), after applying what it ends, corrects or disputes. Every
+    decision is logged with its reason.
 
     A fact its subject corrected in the privacy portal is never replaced, merged into or
     ended by what a turn said before the correction (`said_at`: each turn's time by
     position, a replayed turn's being its first saying (`replayed_turn_times`); without it,
     now): the correction stands over the older extracted value."""
-    decisions: dict[str, int] = {}
-    memory_ids: list[str] = []
-    logs: list[ConsolidationLog] = []
-    index_key = keys.index_key(namespace.pk)
-
-    def log(
-        decision: str, reason: str, memory_id: Any, related: Any = None, sim: float | None = None
-    ) -> None:
-        decisions[decision] = decisions.get(decision, 0) + 1
-        logs.append(
-            ConsolidationLog(
-                namespace=namespace,
-                subject=subject,
-                job=job,
-                decision=decision,
-                reason=reason,
-                memory_id=memory_id,
-                related_id=related,
-                similarity=sim,
-            )
-        )
-
-    def source(candidate: extraction.Candidate) -> dict[str, Any]:
-        message = message_by_position.get(candidate.position)
-        return {"session": session.external_id, "message": message, "extractor": candidate.category}
-
-    episodic = [c for c in candidates if c.kind == Kind.EPISODIC]
-    semantic = [c for c in candidates if c.kind != Kind.EPISODIC]
-    items = [
-        NewMemory(
-            content=c.content,
-            subject_external_id=subject.external_id,
-            kind=Kind.EPISODIC,
-            importance=c.importance,
-            confidence=c.confidence,
-            tags=sorted(
-                set(c.tags) | set(tags_by_message.get(message_by_position.get(c.position, ""), []))
-            ),
-            source=source(c),
-            session_key=session.external_id,
-            position=c.position,
-            occurred_at=c.occurred_at,
-            metadata={"speaker": c.speaker} if c.speaker else {},
-        )
-        for c in episodic
-    ]
-    if items:
-        for memory in memories_insert(actor=actor, namespace=namespace, items=items, keys=keys):
-            memory_ids.append(str(memory.id))
-            log(Decision.ADD, gettext_noop("conversation turn"), memory.id)
-
-    # Extracted facts are new text (an LLM may write out what the turn only hinted at): the
-    # PII policy screens them before they are embedded or stored.
-    screened: list[extraction.Candidate] = []
-    for candidate in semantic:
-        try:
-            result = screen_content(namespace, candidate.content)
-        except ApplicationError:
-            log(Decision.REJECT, gettext_noop("the PII policy rejects the extracted fact"), None)
-            continue
-        candidate.content = result.text
-        candidate.tags = sorted(set(candidate.tags) | set(result.tags))
-        screened.append(candidate)
-    semantic = sorted(screened, key=lambda c: c.position)
+    batch = _Batch(
+        actor=actor,
+        namespace=namespace,
+        subject=subject,
+        session=session,
+        keys=keys,
+        job=job,
+        message_by_position=message_by_position,
+        tags_by_message=tags_by_message,
+    )
+    _store_turns(batch, [c for c in candidates if c.kind == Kind.EPISODIC])
+    semantic = _screened(batch, [c for c in candidates if c.kind != Kind.EPISODIC])
     stated = [c for c in semantic if c.content]
     vectors = dict(
         zip(
@@ -213,129 +301,171 @@ def consolidate_and_store(
             strict=True,
         )
     )
-    spaces = vector_spaces.serving()
-    nears = _comparisons(spaces, stated, vectors)
-    pending: list[_Pending] = []
-    review_below = namespace.review_threshold
-    texts: dict[Any, str] = {}
-
-    def opened(memory: Memory) -> str:
-        """A current fact's statement, decrypted once for the whole batch."""
-        if memory.pk not in texts:
-            texts[memory.pk] = open_memory(keys, memory)
-        return texts[memory.pk]
-
+    nears = _comparisons(vector_spaces.serving(), stated, vectors)
     for candidate in semantic:
-        certain = candidate.confidence >= review_below
         when = (said_at or {}).get(candidate.position) or timezone.now()
-        if certain and candidate.ends:
-            _end_facts(
-                by_message=source(candidate).get("message"),
-                actor=actor,
-                namespace=namespace,
-                subject=subject,
-                endings=candidate.ends,
-                keys=keys,
-                pending=pending,
-                log=log,
-                opened=opened,
+        _apply_changes(batch, candidate, when=when)
+        if candidate.content:
+            _consolidate_one(
+                batch,
+                candidate,
+                vector=vectors[id(candidate)],
+                near=nears[id(candidate)],
                 when=when,
             )
-        if certain and candidate.replace is not None:
-            _correct_facts(
-                actor=actor,
-                namespace=namespace,
-                subject=subject,
-                replace=candidate.replace,
-                keys=keys,
-                pending=pending,
-                source=source(candidate),
-                opened=opened,
-                when=when,
+    _store_pending(batch)
+    ConsolidationLog.objects.bulk_create(batch.logs)
+    return {"memories": batch.memory_ids, "decisions": batch.counts}
+
+
+def _store_turns(batch: _Batch, episodic: list[extraction.Candidate]) -> None:
+    """The conversation turns, stored as episodic memories of the session."""
+    items = [
+        NewMemory(
+            content=c.content,
+            subject_external_id=batch.subject.external_id,
+            kind=Kind.EPISODIC,
+            importance=c.importance,
+            confidence=c.confidence,
+            tags=batch.tags(c),
+            source=batch.source(c),
+            session_key=batch.session.external_id,
+            position=c.position,
+            occurred_at=c.occurred_at,
+            metadata={"speaker": c.speaker} if c.speaker else {},
+        )
+        for c in episodic
+    ]
+    if not items:
+        return
+    stored = memories_insert(
+        actor=batch.actor, namespace=batch.namespace, items=items, keys=batch.keys
+    )
+    for memory in stored:
+        batch.memory_ids.append(str(memory.id))
+        batch.log(Decision.ADD, gettext_noop("conversation turn"), memory.id)
+
+
+def _screened(batch: _Batch, semantic: list[extraction.Candidate]) -> list[extraction.Candidate]:
+    """The extracted facts the PII policy lets through, as it leaves them, by position.
+    Extracted facts are new text (an LLM may write out what the turn only hinted at): the
+    policy screens them before they are embedded or stored."""
+    screened: list[extraction.Candidate] = []
+    for candidate in semantic:
+        try:
+            result = screen_content(batch.namespace, candidate.content)
+        except ApplicationError:
+            batch.log(
+                Decision.REJECT, gettext_noop("the PII policy rejects the extracted fact"), None
             )
-        if candidate.disputes:
-            _dispute_facts(
-                actor=actor,
-                namespace=namespace,
-                subject=subject,
-                session=session,
-                disputes=candidate.disputes,
-                keys=keys,
-                pending=pending,
-                log=log,
-                opened=opened,
-                when=when,
-                by_message=source(candidate).get("message"),
-                earlier=[
-                    m for p, m in sorted(message_by_position.items()) if p < candidate.position
-                ],
-            )
-        if not candidate.content:
             continue
-        tags = sorted(
-            set(candidate.tags)
-            | set(tags_by_message.get(message_by_position.get(candidate.position, ""), []))
-        )
-        _consolidate_one(
-            actor=actor,
-            namespace=namespace,
-            subject=subject,
-            candidate=candidate,
-            vector=vectors[id(candidate)],
-            near=nears[id(candidate)],
-            tags=tags,
-            source=source(candidate),
-            keys=keys,
-            index_key=index_key,
-            memory_ids=memory_ids,
-            log=log,
-            pending=pending,
-            review=not certain,
-            when=when,
-        )
-    _store_pending(actor, namespace, subject, pending, keys, memory_ids, log)
-    ConsolidationLog.objects.bulk_create(logs)
-    return {"memories": memory_ids, "decisions": decisions}
+        candidate.content = result.text
+        candidate.tags = sorted(set(candidate.tags) | set(result.tags))
+        screened.append(candidate)
+    return sorted(screened, key=lambda c: c.position)
+
+
+def _apply_changes(batch: _Batch, candidate: extraction.Candidate, *, when: datetime) -> None:
+    """What a candidate changes in the facts stated before it: those it ends and those it
+    corrects (only when it is certain), those it puts in doubt."""
+    by_message = batch.source(candidate).get("message")
+    if batch.certain(candidate) and candidate.ends:
+        _end_facts(batch, candidate.ends, when=when, by_message=by_message)
+    if batch.certain(candidate) and candidate.replace is not None:
+        _correct_facts(batch, candidate.replace, source=batch.source(candidate), when=when)
+    if candidate.disputes:
+        earlier = [
+            message
+            for position, message in sorted(batch.message_by_position.items())
+            if position < candidate.position
+        ]
+        _dispute_facts(batch, candidate.disputes, when=when, by_message=by_message, earlier=earlier)
 
 
 def _consolidate_one(
-    *,
-    actor: Actor,
-    namespace: Namespace,
-    subject: Subject,
+    batch: _Batch,
     candidate: extraction.Candidate,
+    *,
     vector: np.ndarray,
     near: _Near,
-    tags: list[str],
-    source: dict[str, Any],
-    keys: KeyCache,
-    index_key: bytes,
-    memory_ids: list[str],
-    log: Any,
-    pending: list[_Pending],
-    review: bool = False,
-    when: datetime | None = None,
+    when: datetime,
 ) -> None:
-    """Decide for one new fact: no-op or merge now; add (possibly superseding) later, with
-    the rest of the batch, in `pending`. A fact `review` waits for a person instead: stored
-    pending review, superseding nothing."""
-    slot = slot_hash(keys, namespace.pk, candidate.slot) if candidate.slot else ""
-    group = slot_hash(keys, namespace.pk, slot_group(candidate.slot)) if candidate.slot else ""
-    person = candidate.slot.rpartition("|")[0]
-    tokens = index_terms(candidate.content, index_key)
+    """Decide for one new fact (`decisions.decide_fact`) and apply the decision: a no-op or
+    a merge now; an addition (possibly superseding) later, with the rest of the batch, in
+    `pending`. A fact less certain than the review threshold waits for a person instead:
+    stored pending review, superseding nothing."""
+    review = not batch.certain(candidate)
+    slot = slot_hash(batch.keys, batch.namespace.pk, candidate.slot) if candidate.slot else ""
+    fact = NewFact(
+        tokens=index_terms(candidate.content, batch.index_key),
+        slot=slot,
+        vector=near.vector,
+        column=near.column,
+        duplicate=near.duplicate,
+        same=near.same,
+        review=review,
+        said_at=when,
+    )
     current = Memory.objects.filter(
-        namespace=namespace,
-        subject=subject,
+        namespace=batch.namespace,
+        subject=batch.subject,
         kind=candidate.kind,
         status=Status.ACTIVE,
         valid_to__isnull=True,
     )
-    # The nearest current facts of the same kind by meaning, similarity computed by the
-    # database: through the HNSW index, then by comparing every vector should the walk come
-    # back with fewer than it asked for (few such facts, or a graph crowded with deleted
-    # rows that left the subject's own unreached: a duplicate would then be stored).
-    # Compared in one model's space (`_comparisons`): another model's vectors live in
-    # another space, and a fact they hold is not near this one by any distance to it.
+    decision = decisions.decide_fact(
+        fact,
+        nearest=_nearest_facts(batch, candidate.kind, near),
+        batch=batch.facts(),
+        # A fact waiting for review supersedes nothing: its slot's facts are not read.
+        slotted=_slot_facts(current, slot) if slot and not review else [],
+    )
+    if decision.outcome in (Outcome.ADD, Outcome.REVIEW):
+        batch.pending.append(_pending_fact(batch, candidate, fact, decision, vector, near))
+    elif decision.outcome == Outcome.MERGE:
+        _merge(batch, current, candidate, decision)
+    else:
+        reason = NOT_STORED[decision.outcome]
+        batch.log(Decision.NOOP, reason, decision.related, decision.related, decision.similarity)
+
+
+def _slot_facts(current: QuerySet[Memory], slot: str) -> list[SlotFact]:
+    """The current facts of a slot (its keyed hash): those a new value supersedes."""
+    rows = current.filter(metadata__slot=slot).values_list("id", "metadata__corrected_at")
+    return [SlotFact(id=i, corrected_at=_corrected_at(at)) for i, at in rows]
+
+
+def _merge(
+    batch: _Batch,
+    current: QuerySet[Memory],
+    candidate: extraction.Candidate,
+    decision: FactDecision,
+) -> None:
+    """A restatement that says more: the current fact it restates takes it as a new version,
+    as certain and as important as the more of the two."""
+    assert decision.related is not None  # a merge names the fact it merges into
+    memory = current.get(pk=decision.related)
+    memory_update(
+        actor=batch.actor,
+        memory=memory,
+        content=candidate.content,
+        reason=gettext_noop("merged a more detailed restatement"),
+        keys=batch.keys,
+        confidence=max(memory.confidence, candidate.confidence),
+        importance=max(memory.importance, candidate.importance),
+    )
+    batch.memory_ids.append(str(decision.related))
+    reason = gettext_noop("restated with more detail")
+    batch.log(Decision.MERGE, reason, decision.related, decision.related, decision.similarity)
+
+
+def _nearest_facts(batch: _Batch, kind: str, near: _Near) -> list[NearFact]:
+    """The nearest current facts of `kind` by meaning, most similar first, similarity
+    computed by the database: through the HNSW index, then by comparing every vector should
+    the walk come back with fewer than it asked for (few such facts, or a graph crowded with
+    deleted rows that left the subject's own unreached: a duplicate would then be stored).
+    Compared in one model's space (`_comparisons`): another model's vectors live in another
+    space, and a fact they hold is not near this one by any distance to it."""
     column = vector_spaces.VECTOR_FIELD[near.column]
     model_column = vector_spaces.MODEL_FIELD[near.column]
     distance = f"{column} <=> %(vector)s::vector"
@@ -356,9 +486,9 @@ def _consolidate_one(
                 {
                     "vector": vector_literal(near.vector),
                     "model": near.model,
-                    "namespace": namespace.pk,
-                    "subject": subject.pk,
-                    "kind": candidate.kind,
+                    "namespace": batch.namespace.pk,
+                    "subject": batch.subject.pk,
+                    "kind": kind,
                     "active": Status.ACTIVE.value,
                     "limit": NEAR_FACTS,
                 },
@@ -367,163 +497,101 @@ def _consolidate_one(
             nearest = sorted(cursor.fetchall(), key=lambda row: -row[1])
             if len(nearest) >= NEAR_FACTS:
                 break
-    for memory_id, similarity, token_index, near_slot, corrected_at in nearest:
-        overlap = _token_overlap(tokens, token_index)
-        if not (
-            similarity >= near.same
-            or (similarity >= near.duplicate and overlap >= DUPLICATE_OVERLAP)
-        ):
-            continue
-        if (slot or near_slot) and slot != (near_slot or ""):
-            continue  # about different things ("home city" vs "work city"), however alike
-        if says_no_more(tokens, token_index, slot=slot):
-            log(
-                Decision.NOOP,
-                gettext_noop("near-duplicate of a current fact"),
-                memory_id,
-                memory_id,
-                similarity,
-            )
-            return
-        if _corrected_since(corrected_at, when):
-            log(Decision.NOOP, KEPT_CORRECTION, memory_id, memory_id, similarity)
-            return
-        if slot or review:
-            break  # a new value for the same slot ("12 Baker St" -> "14 Baker St"): supersede
-        # The new statement says more: the existing memory takes it as a new version.
-        memory = current.get(pk=memory_id)
-        memory_update(
-            actor=actor,
-            memory=memory,
-            content=candidate.content,
-            reason=gettext_noop("merged a more detailed restatement"),
-            keys=keys,
-            confidence=max(memory.confidence, candidate.confidence),
-            importance=max(memory.importance, candidate.importance),
+    return [
+        NearFact(
+            id=memory_id,
+            similarity=similarity,
+            tokens=token_index,
+            slot=slot or "",
+            corrected_at=_corrected_at(corrected_at),
         )
-        memory_ids.append(str(memory_id))
-        log(
-            Decision.MERGE,
-            gettext_noop("restated with more detail"),
-            memory_id,
-            memory_id,
-            similarity,
-        )
-        return
-    for other in pending:  # facts of this same batch, not stored yet
-        if other.ended or ((slot or other.slot) and slot != other.slot):
-            continue
-        if other.column != near.column:
-            continue  # vectors of two models: not comparable
-        similarity = float(near.vector @ other.vector)
-        overlap = _token_overlap(tokens, other.tokens)
-        if (
-            similarity >= near.same
-            or (similarity >= near.duplicate and overlap >= DUPLICATE_OVERLAP)
-        ) and set(tokens) <= set(other.tokens):
-            log(
-                Decision.NOOP,
-                "near-duplicate of a fact in the same batch",
-                other.item.id,
-                other.item.id,
-                similarity,
-            )
-            return
-    slotted = (
-        list(current.filter(metadata__slot=slot).values_list("id", "metadata__corrected_at"))
-        if slot and not review
-        else []
-    )
-    for memory_id, corrected_at in slotted:
-        if _corrected_since(corrected_at, when):
-            log(Decision.NOOP, KEPT_CORRECTION, memory_id, memory_id)
-            return
-    previous: list[uuid.UUID | None] = [memory_id for memory_id, _ in slotted]
-    previous += [
-        other.item.id
-        for other in pending
-        if slot and not review and other.slot == slot and not other.ended and not other.review
+        for memory_id, similarity, token_index, slot, corrected_at in nearest
     ]
-    metadata: dict[str, Any] = {"slot": slot, "group": group} if slot else {}
+
+
+def _pending_fact(
+    batch: _Batch,
+    candidate: extraction.Candidate,
+    fact: NewFact,
+    decision: FactDecision,
+    vector: np.ndarray,
+    near: _Near,
+) -> _Pending:
+    """The new fact an ADD or REVIEW decision stores, with the rest of the batch: keyed
+    hashes of its slot, the slot's group and the person it is about; what it supersedes."""
+    namespace_id = batch.namespace.pk
+    group = slot_hash(batch.keys, namespace_id, slot_group(candidate.slot)) if fact.slot else ""
+    person = candidate.slot.rpartition("|")[0]
+    metadata: dict[str, Any] = {"slot": fact.slot, "group": group} if fact.slot else {}
     if person:
-        metadata["person"] = slot_hash(keys, namespace.pk, f"person:{person}")
-    if previous:
-        metadata["supersedes"] = [str(i) for i in previous]
-    pending.append(
-        _Pending(
-            item=NewMemory(
-                id=uuid.uuid4(),
-                content=candidate.content,
-                subject_external_id=subject.external_id,
-                kind=candidate.kind,
-                importance=candidate.importance,
-                confidence=candidate.confidence,
-                tags=tags,
-                metadata=metadata,
-                source=source,
-                embedding=vector,
-                multilingual_embedding=(
-                    near.vector if near.column == VectorColumn.MULTILINGUAL else None
-                ),
-                occurred_at=candidate.occurred_at,
-                valid_from=candidate.valid_from,
-                expires_at=candidate.expires_at,
-                status=Status.PENDING_REVIEW if review else Status.ACTIVE,
+        metadata["person"] = slot_hash(batch.keys, namespace_id, f"person:{person}")
+    if decision.supersedes:
+        metadata["supersedes"] = [str(i) for i in decision.supersedes]
+    review = decision.outcome == Outcome.REVIEW
+    return _Pending(
+        item=NewMemory(
+            id=uuid.uuid4(),
+            content=candidate.content,
+            subject_external_id=batch.subject.external_id,
+            kind=candidate.kind,
+            importance=candidate.importance,
+            confidence=candidate.confidence,
+            tags=batch.tags(candidate),
+            metadata=metadata,
+            source=batch.source(candidate),
+            embedding=vector,
+            multilingual_embedding=(
+                near.vector if near.column == VectorColumn.MULTILINGUAL else None
             ),
-            vector=near.vector,
-            column=near.column,
-            tokens=tokens,
-            slot=slot,
-            group=group,
-            supersedes=previous,
-            review=review,
-        )
+            occurred_at=candidate.occurred_at,
+            valid_from=candidate.valid_from,
+            expires_at=candidate.expires_at,
+            status=Status.PENDING_REVIEW if review else Status.ACTIVE,
+        ),
+        vector=near.vector,
+        column=near.column,
+        tokens=list(fact.tokens),
+        slot=fact.slot,
+        group=group,
+        supersedes=list(decision.supersedes),
+        review=review,
     )
 
 
 def _correct_facts(
-    *,
-    actor: Actor,
-    namespace: Namespace,
-    subject: Subject,
-    replace: tuple[str, str],
-    keys: KeyCache,
-    pending: list[_Pending],
-    source: dict[str, Any],
-    opened: Callable[[Memory], str],
-    when: datetime | None = None,
+    batch: _Batch, replace: tuple[str, str], *, source: dict[str, Any], when: datetime
 ) -> None:
     """A corrected value ("it's Joan, not Jon"): each current fact that speaks of the old
     value is said again with the new one, in the same slot, superseding it (history kept);
     a fact of this same batch is corrected before it is stored."""
     old, new = replace
-    batch = [p for p in pending if not p.ended and not p.review and speaks_of(p.item.content, old)]
-    for other in batch:
-        other.item.content = substitute(other.item.content, old, new)
-    current = _open_facts(namespace, subject, Status.ACTIVE).order_by("created_at")[:500]
-    index_key = keys.index_key(namespace.pk)
-    corrections = []
-    for memory in current:
-        if _corrected_since(memory.metadata.get("corrected_at"), when):
-            continue  # the subject's own correction is newer than this turn
-        statement = opened(memory)
-        corrected = substitute(statement, old, new) if speaks_of(statement, old) else statement
-        if corrected != statement:
-            corrections.append((memory, corrected))
-    texts = [o.item.content for o in batch] + [corrected for _, corrected in corrections]
+    in_batch = dict(decisions.corrected_in_batch(batch.facts(), old=old, new=new))
+    corrected_pending = batch.waiting(in_batch)
+    for other in corrected_pending:
+        other.item.content = in_batch[other.id]
+    current = list(
+        _open_facts(batch.namespace, batch.subject, Status.ACTIVE).order_by("created_at")[:500]
+    )
+    corrections = decisions.decide_corrections(
+        batch.held(current, read=True), old=old, new=new, when=when
+    )
+    texts = [o.item.content for o in corrected_pending] + [text for _, text in corrections]
     vectors = list(get_provider().embed_documents(texts)) if texts else []  # one call
-    for other, vector in zip(batch, vectors, strict=False):
+    for other, vector in zip(corrected_pending, vectors, strict=False):
         other.item.embedding = other.vector = vector
-    for (memory, corrected), vector in zip(corrections, vectors[len(batch) :], strict=True):
-        slot = memory.metadata.get("slot", "")
+    by_id = {memory.id: memory for memory in current}
+    for (memory_id, corrected), vector in zip(
+        corrections, vectors[len(corrected_pending) :], strict=True
+    ):
+        memory = by_id[memory_id]
         metadata = {k: v for k, v in memory.metadata.items() if k in ("slot", "group", "person")}
         metadata["supersedes"] = [str(memory.id)]
-        pending.append(
+        batch.pending.append(
             _Pending(
                 item=NewMemory(
                     id=uuid.uuid4(),
                     content=corrected,
-                    subject_external_id=subject.external_id,
+                    subject_external_id=batch.subject.external_id,
                     kind=Kind.SEMANTIC,
                     importance=memory.importance,
                     confidence=max(memory.confidence, 0.9),
@@ -535,8 +603,8 @@ def _correct_facts(
                     expires_at=memory.expires_at,
                 ),
                 vector=vector,
-                tokens=index_terms(corrected, index_key),
-                slot=slot,
+                tokens=index_terms(corrected, batch.index_key),
+                slot=memory.metadata.get("slot", ""),
                 group=memory.metadata.get("group", ""),
                 supersedes=[memory.id],
             )
@@ -544,59 +612,43 @@ def _correct_facts(
 
 
 def _end_facts(
-    *,
-    actor: Actor,
-    namespace: Namespace,
-    subject: Subject,
-    endings: list[Ending],
-    keys: KeyCache,
-    pending: list[_Pending],
-    log: Any,
-    opened: Callable[[Memory], str],
-    when: datetime | None = None,
-    by_message: str | None = None,
+    batch: _Batch, endings: list[Ending], *, when: datetime, by_message: str | None
 ) -> None:
     """End the current facts a negation or a change names (history kept: valid_to is set,
     nothing is deleted): those of a slot, or of a slot's kind, or any of the user's own,
-    narrowed to those that speak of the ending's value. Facts of this same batch still
-    waiting to be stored are ended the same way."""
+    narrowed to those that speak of the ending's value (`decisions.decide_ending`). Facts
+    of this same batch still waiting to be stored are ended the same way."""
     now = timezone.now()
+    namespace_id = batch.namespace.pk
     for ending in endings:
+        scope = Scope(
+            slot=slot_hash(batch.keys, namespace_id, ending.slot) if ending.slot else "",
+            group=slot_hash(batch.keys, namespace_id, ending.group) if ending.group else "",
+            value=ending.value,
+        )
         # Facts waiting for a person end too: a hedged "I think I'm allergic to penicillin"
         # pending review, or one in dispute, is answered by "I'm not allergic to penicillin".
         current = _open_facts(
-            namespace, subject, Status.ACTIVE, Status.PENDING_REVIEW, Status.DISPUTED
+            batch.namespace, batch.subject, Status.ACTIVE, Status.PENDING_REVIEW, Status.DISPUTED
         )
-        slot = slot_hash(keys, namespace.pk, ending.slot) if ending.slot else ""
-        group = slot_hash(keys, namespace.pk, ending.group) if ending.group else ""
-        if slot:
-            current = current.filter(metadata__slot=slot)
-        elif group:
-            current = current.filter(metadata__group=group)
+        if scope.slot:
+            current = current.filter(metadata__slot=scope.slot)
+        elif scope.group:
+            current = current.filter(metadata__group=scope.group)
         else:  # any of the user's own facts (never another person's)
             current = current.exclude(metadata__has_key="person")
-        for memory in current.order_by("created_at")[:500]:
-            if ending.value and not speaks_of(opened(memory), ending.value):
+        named = list(current.order_by("created_at")[:500])
+        by_id = {memory.id: memory for memory in named}
+        held = batch.held(named, read=bool(scope.value))
+        for memory_id, outcome in decisions.decide_ending(held, value=scope.value, when=when):
+            if outcome == Outcome.KEPT_CORRECTION:
+                batch.log(Decision.NOOP, KEPT_CORRECTION, None, memory_id)
                 continue
-            if _corrected_since(memory.metadata.get("corrected_at"), when):
-                log(Decision.NOOP, KEPT_CORRECTION, None, memory.id)
-                continue
-            _close(actor, namespace, memory, now, successor=None, by_message=by_message)
-            log(
-                Decision.SUPERSEDE,
-                gettext_noop("ended by a later negation or change"),
-                None,
-                memory.id,
-            )
-        for other in pending:
-            if other.ended or other.review:
-                continue
-            if (slot and other.slot != slot) or (group and other.group != group):
-                continue
-            if not (slot or group) and "person" in other.item.metadata:
-                continue
-            if ending.value and not speaks_of(other.item.content, ending.value):
-                continue
+            memory = by_id[memory_id]
+            _close(batch.actor, batch.namespace, memory, now, successor=None, by_message=by_message)
+            reason = gettext_noop("ended by a later negation or change")
+            batch.log(Decision.SUPERSEDE, reason, None, memory_id)
+        for other in batch.waiting(decisions.ended_in_batch(batch.facts(), scope)):
             other.ended = True
 
 
@@ -619,86 +671,68 @@ def _current_facts(namespace: Namespace, subject: Subject) -> QuerySet[Memory]:
 
 
 def _dispute_facts(
-    *,
-    actor: Actor,
-    namespace: Namespace,
-    subject: Subject,
-    session: Session,
+    batch: _Batch,
     disputes: list[Dispute],
-    keys: KeyCache,
-    pending: list[_Pending],
-    log: Any,
-    opened: Callable[[Memory], str],
-    when: datetime | None,
+    *,
+    when: datetime,
     by_message: str | None,
     earlier: list[str],
 ) -> None:
-    """Put in doubt the current facts a turn disputes (`apps.facts.doubt`): each becomes
-    disputed, out of the current facts (history kept) and in the review queue beside the
-    turn `by_message`, until a person confirms, corrects or ends it. A fact of the same
-    batch still waiting to be stored waits for a person instead (pending review)."""
+    """Put in doubt the current facts a turn disputes (`apps.facts.doubt`,
+    `decisions.decide_dispute`): each becomes disputed, out of the current facts (history
+    kept) and in the review queue beside the turn `by_message`, until a person confirms,
+    corrects or ends it. A fact of the same batch still waiting to be stored waits for a
+    person instead (pending review)."""
     for dispute in disputes:
         if dispute.last_said:
-            targets = _last_said(namespace, subject, session, pending, earlier)
+            targets = _last_said(batch, earlier)
+            value = ""
         else:  # a group's facts, or (no group: an LLM's) any of the user's own
-            group = slot_hash(keys, namespace.pk, dispute.group) if dispute.group else ""
-            for other in pending:
-                if other.ended or (group and other.group != group):
-                    continue
-                if not group and "person" in other.item.metadata:
-                    continue
-                if not dispute.value or speaks_of(other.item.content, dispute.value):
-                    other.review = True
-            facts = _current_facts(namespace, subject)
+            group = (
+                slot_hash(batch.keys, batch.namespace.pk, dispute.group) if dispute.group else ""
+            )
+            scope = Scope(group=group, value=dispute.value)
+            for other in batch.waiting(decisions.disputed_in_batch(batch.facts(), scope)):
+                other.review = True
+            facts = _current_facts(batch.namespace, batch.subject)
             facts = (
                 facts.filter(metadata__group=group)
                 if group
                 else facts.exclude(metadata__has_key="person")
             )
-            targets = [
-                memory
-                for memory in facts.order_by("created_at")[:500]
-                if not dispute.value or speaks_of(opened(memory), dispute.value)
-            ]
-        for memory in targets:
-            if _corrected_since(memory.metadata.get("corrected_at"), when):
-                log(Decision.NOOP, KEPT_CORRECTION, None, memory.id)
+            targets = list(facts.order_by("created_at")[:500])
+            value = dispute.value
+        by_id = {memory.id: memory for memory in targets}
+        held = batch.held(targets, read=bool(value))
+        for memory_id, outcome in decisions.decide_dispute(held, value=value, when=when):
+            if outcome == Outcome.KEPT_CORRECTION:
+                batch.log(Decision.NOOP, KEPT_CORRECTION, None, memory_id)
                 continue
-            _dispute(actor, namespace, memory, by_message=by_message)
-            log(
-                Decision.DISPUTE,
-                gettext_noop("put in doubt by a later turn; sent to review"),
-                None,
-                memory.id,
-            )
+            _dispute(batch.actor, batch.namespace, by_id[memory_id], by_message=by_message)
+            reason = gettext_noop("put in doubt by a later turn; sent to review")
+            batch.log(Decision.DISPUTE, reason, None, memory_id)
 
 
-def _last_said(
-    namespace: Namespace,
-    subject: Subject,
-    session: Session,
-    pending: list[_Pending],
-    earlier: list[str],
-) -> list[Memory]:
+def _last_said(batch: _Batch, earlier: list[str]) -> list[Memory]:
     """The facts of the speaker's previous statement ("that's my brother, not me"): those
     of the batch's latest earlier turn that gave any (they wait for a person: pending
-    review), else the current facts of the session's latest turn that gave any."""
-    for message in reversed(earlier):
-        said = [p for p in pending if (p.item.source or {}).get("message") == message]
-        if said:
-            for other in said:
-                other.review = True
-            return []
+    review, and none is returned), else the current facts of the session's latest turn
+    that gave any."""
+    said = batch.waiting(decisions.last_said_in_batch(batch.facts(), earlier))
+    if said:
+        for other in said:
+            other.review = True
+        return []
+    current = _current_facts(batch.namespace, batch.subject)
     latest = (
-        _current_facts(namespace, subject)
-        .filter(source__session=session.external_id)
+        current.filter(source__session=batch.session.external_id)
         .order_by("-created_at")
         .values_list("source__message", flat=True)
         .first()
     )
     if not latest:
         return []
-    return list(_current_facts(namespace, subject).filter(source__message=latest)[:50])
+    return list(current.filter(source__message=latest)[:50])
 
 
 def _dispute(actor: Actor, namespace: Namespace, memory: Memory, *, by_message: str | None) -> None:
@@ -722,33 +756,6 @@ def _dispute(actor: Actor, namespace: Namespace, memory: Memory, *, by_message: 
         object_id=str(memory.id),
         details={"by_message": by_message},
     )
-
-
-@dataclass
-class _Pending:
-    item: NewMemory
-    vector: np.ndarray  # compared with the batch's other new facts of the same `column`
-    tokens: list[int]
-    slot: str
-    supersedes: list[Any]
-    group: str = ""
-    review: bool = False
-    ended: bool = False  # negated by a later turn of the same batch: stored as history
-    column: VectorColumn = VectorColumn.PRIMARY
-
-
-@dataclass(frozen=True)
-class _Near:
-    """How a new fact meets the current ones: the vector column, model and vector, and the
-    near-duplicate cosines of that model; `latin_only`: only Latin-script facts (the others
-    meet a Latin-script fact through the multilingual model)."""
-
-    column: VectorColumn
-    model: str
-    vector: np.ndarray
-    duplicate: float
-    same: float
-    latin_only: bool = False
 
 
 def _comparisons(
@@ -794,76 +801,61 @@ def _comparisons(
     return nears
 
 
-def _store_pending(
-    actor: Actor,
-    namespace: Namespace,
-    subject: Subject,
-    pending: list[_Pending],
-    keys: KeyCache,
-    memory_ids: list[str],
-    log: Any,
-) -> None:
+def _store_pending(batch: _Batch) -> None:
     """Insert the batch's new facts at once, then close the validity of those they replace
     (superseded, not deleted: they stay in history, linked to their successor)."""
+    pending = batch.pending
     if not pending:
         return
     for new in pending:  # put in doubt by a later turn of the batch: a person decides
         if new.review:
             new.item.status = Status.PENDING_REVIEW
-    memories_insert(actor=actor, namespace=namespace, items=[p.item for p in pending], keys=keys)
+    memories_insert(
+        actor=batch.actor,
+        namespace=batch.namespace,
+        items=[p.item for p in pending],
+        keys=batch.keys,
+    )
     now = timezone.now()
     ended = [new.item.id for new in pending if new.ended]
     if ended:
         Memory.objects.filter(pk__in=ended).update(valid_to=now, updated_at=now)
     for new in pending:
-        memory_ids.append(str(new.item.id))
+        batch.memory_ids.append(str(new.item.id))
         if new.review:
-            log(Decision.ADD, gettext_noop("uncertain: waits in the review queue"), new.item.id)
+            reason = gettext_noop("uncertain: waits in the review queue")
+            batch.log(Decision.ADD, reason, new.item.id)
             continue
         if new.ended:
-            log(
-                Decision.SUPERSEDE,
-                gettext_noop("ended by a later negation in the same batch"),
-                None,
-                new.item.id,
-            )
+            reason = gettext_noop("ended by a later negation in the same batch")
+            batch.log(Decision.SUPERSEDE, reason, None, new.item.id)
         if not new.supersedes:
-            log(Decision.ADD, gettext_noop("new fact"), new.item.id)
+            batch.log(Decision.ADD, gettext_noop("new fact"), new.item.id)
             continue
         superseded = Memory.objects.filter(pk__in=new.supersedes, valid_to__isnull=True)
         for old in superseded.defer(*SEARCH_FIELDS):
             _close(
-                actor,
-                namespace,
+                batch.actor,
+                batch.namespace,
                 old,
                 now,
                 successor=str(new.item.id),
                 by_message=new.item.source.get("message"),
             )
-            log(
-                Decision.SUPERSEDE,
-                gettext_noop("a new value for the same fact"),
-                new.item.id,
-                old.id,
-            )
-
-
-# The facts whose correction outdates the turn that stated them: health (allergies,
-# medications, conditions), where a stale value does harm. Plans, activities and opinions
-# change too, but "what did she plan in May" still wants the turn that said it (LoCoMo
-# dev's recall@10 fell from 0.818 to 0.812 when every corrected turn ranked lower).
-OUTDATING_CATEGORIES = {"health"}
+            reason = gettext_noop("a new value for the same fact")
+            batch.log(Decision.SUPERSEDE, reason, new.item.id, old.id)
 
 
 def _mark_outdated_turn(fact: Memory, by_message: str) -> None:
     """The turn a fact came from, once no fact it stated is current, says what is no longer
     true ("I'm allergic to peanuts", corrected since): marked `outdated_by` the message
-    that corrected it. Recall ranks it below that message's turn and facts whenever both
-    are found (ranking.score). It stays, as what was said."""
+    that corrected it, when the fact's category outdates its turn
+    (`decisions.outdates_its_turn`). Recall ranks it below that message's turn and facts
+    whenever both are found (ranking.score). It stays, as what was said."""
     message = (fact.source or {}).get("message")
     if not message or fact.subject_id is None:
         return
-    if (fact.source or {}).get("extractor") not in OUTDATING_CATEGORIES:
+    if not decisions.outdates_its_turn((fact.source or {}).get("extractor")):
         return
     said = Memory.objects.filter(
         namespace_id=fact.namespace_id, subject_id=fact.subject_id, source__message=message
