@@ -120,7 +120,7 @@ def load(events: int, log: Callable[[str], None]) -> dict[str, Any]:
     sql = f"""
         INSERT INTO {TABLE} (id, created_at, actor_type, actor_id, actor_name, action,
             namespace_id, namespace_slug, subject_id, object_type, object_id, request_id, ip,
-            outcome, details, prev_hash, hash)
+            outcome, details, prev_hash, hash, chain)
         SELECT i,
             %(start)s::timestamptz + make_interval(secs => (i - %(first)s) * %(step)s / 1e6),
             CASE WHEN i % 300 < 200 THEN 'user' WHEN i % 300 < 290 THEN 'api_key'
@@ -138,7 +138,8 @@ def load(events: int, log: Callable[[str], None]) -> dict[str, Any]:
             jsonb_build_object('n', i % 10),
             CASE WHEN i = %(first)s THEN repeat('0', 64)
                  ELSE encode(sha256((i - 1)::text::bytea), 'hex') END,
-            encode(sha256(i::text::bytea), 'hex')
+            encode(sha256(i::text::bytea), 'hex'),
+            CASE WHEN i % 20 = 0 THEN 0 ELSE ({namespace_ids})[1 + (i * 7) % {NAMESPACES}] END
         FROM (SELECT i, (hashtext(i::text) & 2147483647) % {total} AS r
               FROM generate_series(%(low)s, %(high)s) AS i) AS numbered
     """.replace(" % ", " %% ")  # noqa: S608 (generated names and literals only)
@@ -152,10 +153,10 @@ def load(events: int, log: Callable[[str], None]) -> dict[str, Any]:
             )
             log(f"  {high - first_id + 1:>9,} events ({time.perf_counter() - started:.0f} s)")
         last_id = first_id + events - 1
-        cursor.execute(f"SELECT hash FROM {TABLE} WHERE id = %s", [last_id])  # noqa: S608
-        ChainHead.objects.update_or_create(
-            pk=1, defaults={"last_id": last_id, "last_hash": cursor.fetchone()[0]}
-        )
+        # Appends after the load take their ids from the sequence, and each chain's head is
+        # made again from its newest event by its next append.
+        cursor.execute(f"SELECT setval(pg_get_serial_sequence('{TABLE}', 'id'), %s)", [last_id])
+        ChainHead.objects.all().delete()
         cursor.execute(f"VACUUM (ANALYZE) {TABLE}")
     log(f"loaded {events:,} events in {time.perf_counter() - started:.1f} s (with VACUUM ANALYZE)")
     return {"first": first_id, "last": last_id, "namespaces": namespaces}

@@ -24,8 +24,9 @@ class ActorType(models.TextChoices):
 class AuditEvent(models.Model):
     """One accountable action. Content-free: ids, field names, counts and hashes only.
 
-    Rows form a hash chain (`hash` = SHA-256 over `prev_hash` and the row's canonical
-    fields); the database refuses UPDATE and DELETE on this table (trigger, migration 0002).
+    Rows form hash chains, one per namespace and a global one (`hash` = SHA-256 over
+    `prev_hash` and the row's canonical fields; apps/audit/chain.py); the database refuses
+    UPDATE and DELETE on this table (trigger, migration 0002).
     Namespaces and subjects are referenced by copied ids, not foreign keys, so the log
     outlives them; an erased subject's id points at nothing.
     """
@@ -46,6 +47,9 @@ class AuditEvent(models.Model):
     details = models.JSONField(default=dict, blank=True)
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)
+    # The chain it links into: its namespace's id, GLOBAL_CHAIN (0) without a namespace, or
+    # SEALED_CHAIN (-1) for the single chain of an install from before chains per namespace.
+    chain = models.BigIntegerField(default=0)
 
     class Meta:
         ordering = ["id"]
@@ -59,6 +63,8 @@ class AuditEvent(models.Model):
             models.Index(fields=["actor_name", "id"], name="audit_by_actor"),
             models.Index(fields=["outcome", "id"], name="audit_by_outcome"),
             models.Index(fields=["created_at", "id"], name="audit_by_time"),
+            # A chain's walk, its newest event (the head check), and a chain's export.
+            models.Index(fields=["chain", "id"], name="audit_by_chain"),
             # A dashboard page that showed several people's memories names them in
             # `details.subjects`: each person's access history finds those reads by it.
             GinIndex(
@@ -73,19 +79,20 @@ class AuditEvent(models.Model):
 
 
 class ChainHead(models.Model):
-    """The newest link of the chain: one row, updated with every append.
+    """The newest link of one chain (`id` is the chain's key), updated with every append.
 
-    Appending locks this row (UPDATE … RETURNING), which serialises appends and hands out
-    the next id and the previous hash in one statement. `audit_verify` also checks that the
-    head matches the newest event, so cutting events off the end of the log is detected.
+    Appending locks this row, which serialises appends to its chain only (until commit), and
+    hands out the previous hash; the event's id is taken from the table's sequence under
+    that lock, so ids rise along each chain. `audit_verify` also checks that each head
+    matches its chain's newest event, so cutting events off a chain's end is detected.
     """
 
-    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    id = models.BigIntegerField(primary_key=True)
     last_id = models.BigIntegerField(default=0)
     last_hash = models.CharField(max_length=64)
 
     def __str__(self) -> str:
-        return f"head at event {self.last_id}"
+        return f"chain {self.pk} head at event {self.last_id}"
 
 
 class VerificationStatus(models.TextChoices):
@@ -111,6 +118,7 @@ class ChainVerification(models.Model):
     )
     requested_by = models.CharField(max_length=200)  # "beat" or "user:<name>"
     full = models.BooleanField(default=False)  # from the genesis (else from the last walk's end)
+    chain = models.BigIntegerField(null=True, blank=True)  # one chain's walk; None: every chain
     from_event_id = models.BigIntegerField(null=True, blank=True)  # the anchor (incremental)
     to_check = models.BigIntegerField(default=0)
     checked = models.BigIntegerField(default=0)
@@ -119,6 +127,7 @@ class ChainVerification(models.Model):
     through_hash = models.CharField(max_length=64, blank=True)
     broken_event_id = models.BigIntegerField(null=True, blank=True)
     broken_reason = models.CharField(max_length=200, blank=True)
+    broken_chain = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]

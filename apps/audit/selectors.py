@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from apps.audit import chain
 from apps.audit.models import AuditEvent, ChainHead, ChainVerification, VerificationStatus
-from apps.audit.services import event_as_chain_fields
+from apps.audit.services import chain_truncation, chain_walk_begin, event_as_chain_fields
+
+
+@dataclass(frozen=True)
+class ChainState:
+    """One chain's head: its key (a namespace's id, or chain.GLOBAL_CHAIN / SEALED_CHAIN)
+    and its newest event."""
+
+    key: int
+    last_id: int
+    last_hash: str
+    last_at: datetime | None
 
 
 def audit_event_list(
@@ -37,10 +49,15 @@ def audit_event_list(
     return events.order_by("-id")
 
 
-def _chain_rows(batch_size: int = 2000) -> Iterator[dict[str, Any]]:
+def _chain_rows(chain_key: int | None, batch_size: int = 2000) -> Iterator[dict[str, Any]]:
+    events = (
+        AuditEvent.objects.all()
+        if chain_key is None
+        else AuditEvent.objects.filter(chain=chain_key)
+    )
     last_id = 0
     while True:
-        batch = list(AuditEvent.objects.filter(id__gt=last_id).order_by("id")[:batch_size])
+        batch = list(events.filter(id__gt=last_id).order_by("id")[:batch_size])
         if not batch:
             return
         for event in batch:
@@ -48,22 +65,32 @@ def _chain_rows(batch_size: int = 2000) -> Iterator[dict[str, Any]]:
         last_id = batch[-1].id
 
 
-def audit_chain_verify() -> tuple[int, chain.BrokenLink | None]:
-    """Walk the whole chain in id order; (links checked, first broken link or None).
+def audit_chain_verify(chain_key: int | None = None) -> tuple[int, chain.BrokenLink | None]:
+    """Walk every chain (or the one keyed `chain_key`) in id order; (links checked, first
+    broken link or None).
 
-    Also compares the chain head with the newest event: events cut off the end of the log
-    (which leave the remaining chain intact) show up as a head that points past them.
+    Also compares each chain's head with its newest event: events cut off the end of a
+    chain (which leave the rest of it intact) show up as a head that points past them.
     """
-    checked, broken = chain.verify(_chain_rows())
-    if broken is not None:
-        return checked, broken
-    head = ChainHead.objects.filter(pk=1).values_list("last_id", "last_hash").first()
-    newest = AuditEvent.objects.order_by("-id").values_list("id", "hash").first()
-    if head is not None and head[0] > 0 and (newest is None or tuple(newest) != tuple(head)):
-        return checked, chain.BrokenLink(
-            head[0], "the chain head points at an event that is missing or altered (log truncated)"
-        )
-    return checked, None
+    walk = chain_walk_begin()
+    for event in _chain_rows(chain_key):
+        if (broken := walk.step(event)) is not None:
+            return walk.checked, broken
+    return walk.checked, chain_truncation(chain_key)
+
+
+def chain_heads(namespace_ids: Collection[int] | None = None) -> list[ChainState]:
+    """Each chain's head: its key, its newest event's id and time, in key order (the sealed
+    chain, the global one, then namespaces). `namespace_ids` limits them to those
+    namespaces' chains (None: every chain). One query."""
+    heads = ChainHead.objects.exclude(last_id=0).order_by("id")
+    if namespace_ids is not None:
+        heads = heads.filter(id__in=namespace_ids)
+    newest_at = AuditEvent.objects.filter(pk=OuterRef("last_id")).values("created_at")[:1]
+    rows = heads.annotate(newest_at=Subquery(newest_at)).values_list(
+        "id", "last_id", "last_hash", "newest_at"
+    )
+    return [ChainState(key, last_id, last_hash, at) for key, last_id, last_hash, at in rows]
 
 
 def chain_status_latest() -> ChainVerification | None:
@@ -71,7 +98,7 @@ def chain_status_latest() -> ChainVerification | None:
     before the first. Its `through_event_id`/`through_at` say how far the chain is known
     intact; a broken one names its first broken link. One indexed query."""
     return (
-        ChainVerification.objects.filter(finished_at__isnull=False)
+        ChainVerification.objects.filter(finished_at__isnull=False, chain=None)
         .order_by("-finished_at", "-id")
         .first()
     )

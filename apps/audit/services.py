@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import OperationalError, connection, transaction
-from django.db.models import Subquery
 from django.utils import timezone
 
 from apps.audit import chain
@@ -31,24 +30,33 @@ HEAD_TABLE = ChainHead._meta.db_table
 COLUMNS = (*chain.CHAINED_FIELDS, "hash")
 _CASTS = {"ip": "::inet", "details": "::jsonb"}
 
-_TAKE_NEXT_LINK = (
-    f"UPDATE {HEAD_TABLE} SET last_id = last_id + 1 WHERE id = 1 RETURNING last_id, last_hash"  # noqa: S608
-)
-# The head row goes missing only when the table is emptied (test flushes): rebuild it from the
-# newest event, so the chain continues where the events end.
-_REBUILD_HEAD = f"""
+# Lock the chain's head (until commit: appends to this chain wait, others do not), then take
+# the event's id from the table's sequence: RETURNING runs after the lock is held, so ids rise
+# along each chain.
+_TAKE_NEXT_LINK = f"""
+    UPDATE {HEAD_TABLE} SET last_id = last_id WHERE id = %s
+    RETURNING nextval(pg_get_serial_sequence('{EVENT_TABLE}', 'id')), last_hash
+"""  # noqa: S608 (table names only)
+# A chain's head row is made by its first append (or, after the table was emptied by a test
+# flush, from the chain's newest event): it starts at the sealed chain's final hash on an
+# install that sealed one, else at the genesis.
+_MAKE_HEAD = f"""
     INSERT INTO {HEAD_TABLE} (id, last_id, last_hash)
-    SELECT 1, COALESCE(MAX(id), 0),
-           COALESCE((SELECT hash FROM {EVENT_TABLE} ORDER BY id DESC LIMIT 1), %s)
-    FROM {EVENT_TABLE}
+    SELECT %s, COALESCE(MAX(id), 0),
+           COALESCE(
+               (SELECT hash FROM {EVENT_TABLE} WHERE chain = %s ORDER BY id DESC LIMIT 1),
+               (SELECT hash FROM {EVENT_TABLE} WHERE action = %s ORDER BY id LIMIT 1),
+               %s
+           )
+    FROM {EVENT_TABLE} WHERE chain = %s
     ON CONFLICT (id) DO NOTHING
 """  # noqa: S608 (table names only)
 _APPEND = f"""
     WITH appended AS (
-        INSERT INTO {EVENT_TABLE} ({", ".join(COLUMNS)})
-        VALUES ({", ".join("%s" + _CASTS.get(column, "") for column in COLUMNS)})
+        INSERT INTO {EVENT_TABLE} ({", ".join(COLUMNS)}, chain)
+        VALUES ({", ".join("%s" + _CASTS.get(column, "") for column in COLUMNS)}, %s)
     )
-    UPDATE {HEAD_TABLE} SET last_hash = %s WHERE id = 1
+    UPDATE {HEAD_TABLE} SET last_id = %s, last_hash = %s WHERE id = %s
 """  # noqa: S608 (table and column names only)
 
 
@@ -63,23 +71,26 @@ def audit_record(
     outcome: str = Outcome.SUCCESS,
     details: dict[str, Any] | None = None,
 ) -> AuditEvent:
-    """Append one event to the chain, in the caller's transaction.
+    """Append one event to its namespace's chain (the global one without a namespace), in
+    the caller's transaction.
 
     Invariant: `details` is content-free (ids, field names, counts, hashes). Callers never
     pass memory text, keys or embeddings. Outside a transaction it opens its own.
 
-    Two statements: the first locks the chain head (serialising appends until commit) and
-    returns the next id with the previous hash; the second inserts the event and moves the
-    head. Under READ COMMITTED the locked UPDATE always sees the newest committed head.
+    Two statements: the first locks the chain's head (serialising appends to that chain
+    until commit) and returns the next id with the previous hash; the second inserts the
+    event and moves the head. Under READ COMMITTED the locked UPDATE always sees the newest
+    committed head.
     """
+    key = chain.chain_of(getattr(namespace, "pk", None))
     # No savepoint: nothing to roll back to inside the caller's transaction, and it saves two
     # round trips per write.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        cursor.execute(_TAKE_NEXT_LINK)
+        cursor.execute(_TAKE_NEXT_LINK, [key])
         row = cursor.fetchone()
         if row is None:
-            cursor.execute(_REBUILD_HEAD, [chain.GENESIS])
-            cursor.execute(_TAKE_NEXT_LINK)
+            cursor.execute(_MAKE_HEAD, [key, key, chain.SEAL_ACTION, chain.GENESIS, key])
+            cursor.execute(_TAKE_NEXT_LINK, [key])
             row = cursor.fetchone()
         event_id, previous = row
         event = AuditEvent(
@@ -99,13 +110,14 @@ def audit_record(
             outcome=outcome,
             details=details or {},
             prev_hash=previous,
+            chain=key,
         )
         event.hash = chain.link_hash(event_as_chain_fields(event))
         values = [
             json.dumps(event.details) if column == "details" else getattr(event, column)
             for column in COLUMNS
         ]
-        cursor.execute(_APPEND, [*values, event.hash])
+        cursor.execute(_APPEND, [*values, key, event_id, event.hash, key])
     event._state.adding = False
     event._state.db = connection.alias
     return event
@@ -126,8 +138,8 @@ def audit_denied(
 
 
 def event_as_chain_fields(event: AuditEvent) -> dict[str, Any]:
-    """An event's columns as the chain hashes them (times and ids as text)."""
-    fields = {column: getattr(event, column) for column in COLUMNS}
+    """An event's columns as the chain hashes them (times and ids as text), and its chain."""
+    fields = {column: getattr(event, column) for column in (*COLUMNS, "chain")}
     fields["created_at"] = event.created_at.isoformat(timespec="microseconds")
     fields["subject_id"] = str(event.subject_id) if event.subject_id else None
     return fields
@@ -157,14 +169,19 @@ _GENESIS_ANCHOR = _Anchor(0, chain.GENESIS, None)
 
 
 def chain_verification_start(
-    *, requested_by: str, actor: Actor | None = None, full: bool = False
+    *,
+    requested_by: str,
+    actor: Actor | None = None,
+    full: bool = False,
+    chain_key: int | None = None,
 ) -> ChainVerification:
-    """Record a walk of the chain as running (and audit the request, in one transaction).
+    """Record a walk of the chains as running (and audit the request, in one transaction).
 
     `requested_by` is "beat" or "user:<name>"; `actor` defaults to a system actor of that
     name. `full` asks for a walk from the genesis; otherwise the walk decides when it runs
-    (`chain_verification_execute`). Nothing is walked here: a task or the caller runs it.
-    Walks running for longer than ABANDONED_AFTER are marked `failed` ("abandoned").
+    (`chain_verification_execute`). `chain_key` walks one chain (always whole); None walks
+    every chain. Nothing is walked here: a task or the caller runs it. Walks running for
+    longer than ABANDONED_AFTER are marked `failed` ("abandoned").
     """
     with transaction.atomic():
         ChainVerification.objects.filter(
@@ -176,14 +193,18 @@ def chain_verification_start(
             started_at=timezone.now(),
             status=VerificationStatus.RUNNING,
             requested_by=requested_by[:200],
-            full=full,
+            full=full or chain_key is not None,
+            chain=chain_key,
         )
+        details: dict[str, Any] = {"full": verification.full}
+        if chain_key is not None:
+            details["chain"] = chain_key
         audit_record(
             actor=actor or Actor.system(requested_by[:200]),
             action="audit.chain_verify",
             object_type="chain_verification",
             object_id=str(verification.pk),
-            details={"full": full},
+            details=details,
         )
     return verification
 
@@ -222,18 +243,23 @@ def chain_verification_fail(*, verification_id: int, reason: str) -> ChainVerifi
     return ChainVerification.objects.filter(pk=verification_id).first()
 
 
-def chain_verification_run(*, requested_by: str, full: bool = False) -> ChainVerification:
+def chain_verification_run(
+    *, requested_by: str, full: bool = False, chain_key: int | None = None
+) -> ChainVerification:
     """Start and walk a verification in this process (the beat task, commands, tests)."""
-    verification = chain_verification_start(requested_by=requested_by, full=full)
+    verification = chain_verification_start(
+        requested_by=requested_by, full=full, chain_key=chain_key
+    )
     return chain_verification_execute(verification_id=verification.pk) or verification
 
 
-def _anchor(full: bool) -> _Anchor | None:
-    """The end of the newest intact walk, if an incremental walk may start there."""
-    if full:
+def _anchor(verification: ChainVerification) -> _Anchor | None:
+    """The end of the newest intact walk of every chain, if an incremental walk may start
+    there."""
+    if verification.full or verification.chain is not None:
         return None
     intact = ChainVerification.objects.filter(
-        status=VerificationStatus.SUCCEEDED, finished_at__isnull=False
+        status=VerificationStatus.SUCCEEDED, finished_at__isnull=False, chain=None
     )
     recent_full = intact.filter(
         full=True, finished_at__gte=timezone.now() - FULL_VERIFICATION_EVERY
@@ -251,37 +277,74 @@ def _anchor(full: bool) -> _Anchor | None:
     return _Anchor(event.pk, event.hash, event.created_at)
 
 
+def chain_seal() -> tuple[int, str] | None:
+    """The id and hash of the event that sealed the single chain of an older install."""
+    seal = (
+        AuditEvent.objects.filter(action=chain.SEAL_ACTION, chain=chain.SEALED_CHAIN)
+        .order_by("id")
+        .values_list("id", "hash")
+        .first()
+    )
+    return (seal[0], seal[1]) if seal else None
+
+
+def chain_walk_begin(previous_through: int = 0) -> chain.Walk:
+    """A walk's state: where new chains start (the seal's hash or the genesis) and, for a walk
+    that starts after event `previous_through`, each chain's newest hash up to it."""
+    seal = chain_seal()
+    walk = chain.Walk(start=seal[1] if seal else chain.GENESIS, seal_id=seal[0] if seal else None)
+    if previous_through:
+        newest_per_chain = (
+            AuditEvent.objects.filter(id__lte=previous_through)
+            .order_by("chain", "-id")
+            .distinct("chain")
+            .values_list("chain", "hash")
+        )
+        walk.previous.update(dict(newest_per_chain))
+    return walk
+
+
+def chain_settled_newest() -> int:
+    """The newest event id below which no append is still in flight.
+
+    Ids come from a sequence, so an append in one chain may commit after a higher id in
+    another. A SHARE lock on the heads waits for every open append (each holds a head row
+    until commit) and holds new ones back for a moment: every id up to the newest one read
+    under it is committed (or rolled back, a gap in the ids).
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"LOCK TABLE {HEAD_TABLE} IN SHARE MODE")
+        cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {EVENT_TABLE}")  # noqa: S608
+        return int(cursor.fetchone()[0])
+
+
 def _walk(verification: ChainVerification) -> ChainVerification:
-    anchor = _anchor(verification.full)
+    anchor = _anchor(verification)
     start = anchor or _GENESIS_ANCHOR
-    newest = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    newest = chain_settled_newest()
+    events = AuditEvent.objects.filter(id__lte=newest)
+    if verification.chain is not None:
+        events = events.filter(chain=verification.chain)
     verification.full = anchor is None
     verification.from_event_id = anchor.event_id if anchor else None
-    verification.to_check = max(newest - start.event_id, 0)
+    verification.to_check = (
+        events.count() if verification.chain is not None else max(newest - start.event_id, 0)
+    )
     _save_progress(verification, start)
-    through, checked, broken = start, 0, None
+    walk = chain_walk_begin(start.event_id)
+    through, broken = start, None
     while broken is None:
-        batch = list(
-            AuditEvent.objects.filter(id__gt=through.event_id, id__lte=newest).order_by("id")[
-                :VERIFY_BATCH
-            ]
-        )
+        batch = list(events.filter(id__gt=through.event_id).order_by("id")[:VERIFY_BATCH])
         if not batch:
             break
         for event in batch:
-            fields = event_as_chain_fields(event)
-            if fields["prev_hash"] != through.event_hash:
-                broken = chain.BrokenLink(event.pk, "prev_hash does not match the previous event")
-            elif chain.link_hash(fields) != event.hash:
-                broken = chain.BrokenLink(event.pk, "hash does not match the event's fields")
-            if broken is not None:
+            if (broken := walk.step(event_as_chain_fields(event))) is not None:
                 break
             through = _Anchor(event.pk, event.hash, event.created_at)
-            checked += 1
-        verification.checked = checked
+        verification.checked = walk.checked
         _save_progress(verification, through)
     if broken is None:
-        broken = _truncation()
+        broken = chain_truncation(verification.chain)
     verification.finished_at = timezone.now()
     verification.status = (
         VerificationStatus.SUCCEEDED if broken is None else VerificationStatus.BROKEN
@@ -289,6 +352,7 @@ def _walk(verification: ChainVerification) -> ChainVerification:
     if broken is not None:
         verification.broken_event_id = broken.event_id
         verification.broken_reason = broken.reason[:200]
+        verification.broken_chain = broken.chain
     _save_progress(verification, through, final=True)
     return verification
 
@@ -301,29 +365,36 @@ def _save_progress(verification: ChainVerification, through: _Anchor, final: boo
     fields = ["full", "from_event_id", "to_check", "checked"]
     fields += ["through_event_id", "through_at", "through_hash"]
     if final:
-        fields += ["status", "finished_at", "broken_event_id", "broken_reason"]
+        fields += ["status", "finished_at", "broken_event_id", "broken_reason", "broken_chain"]
     values = {name: getattr(verification, name) for name in fields}
     ChainVerification.objects.filter(pk=verification.pk, status=VerificationStatus.RUNNING).update(
         **values
     )
 
 
-def _truncation() -> chain.BrokenLink | None:
-    """The chain head against the newest event, read in one statement (one snapshot: an
-    append moves both in one transaction): a head past the newest event means events were
-    cut off the end of the log."""
-    newest = AuditEvent.objects.order_by("-id")
-    head = (
-        ChainHead.objects.filter(pk=1)
-        .annotate(
-            newest_id=Subquery(newest.values("id")[:1]),
-            newest_hash=Subquery(newest.values("hash")[:1]),
-        )
-        .values_list("last_id", "last_hash", "newest_id", "newest_hash")
-        .first()
-    )
-    if head is None or head[0] == 0 or (head[0], head[1]) == (head[2], head[3]):
+# Each head against its chain's newest event, in one statement (one snapshot: an append moves
+# both in one transaction).
+_CUT_CHAINS = f"""
+    SELECT head.id, head.last_id FROM {HEAD_TABLE} AS head
+    LEFT JOIN LATERAL (
+        SELECT id, hash FROM {EVENT_TABLE} WHERE chain = head.id ORDER BY id DESC LIMIT 1
+    ) AS newest ON TRUE
+    WHERE head.last_id <> 0 AND (%s IS NULL OR head.id = %s)
+      AND (newest.id IS DISTINCT FROM head.last_id OR newest.hash IS DISTINCT FROM head.last_hash)
+    ORDER BY head.id LIMIT 1
+"""  # noqa: S608 (table names only)
+
+
+def chain_truncation(chain_key: int | None = None) -> chain.BrokenLink | None:
+    """A chain (`chain_key`, or any) whose head points past its newest event: events were
+    cut off that chain's end."""
+    with connection.cursor() as cursor:
+        cursor.execute(_CUT_CHAINS, [chain_key, chain_key])
+        row = cursor.fetchone()
+    if row is None:
         return None
     return chain.BrokenLink(
-        head[0], "the chain head points at an event that is missing or altered (log truncated)"
+        row[1],
+        "the chain head points at an event that is missing or altered (log truncated)",
+        row[0],
     )

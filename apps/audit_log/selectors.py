@@ -14,10 +14,12 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
+from django.utils.translation import gettext
 
 from apps.audit import chain
-from apps.audit.models import AuditEvent
-from apps.audit.services import event_as_chain_fields
+from apps.audit.models import AuditEvent, ChainVerification, VerificationStatus
+from apps.audit.selectors import chain_heads
+from apps.audit.services import chain_settled_newest, event_as_chain_fields
 from apps.memories.models import Subject
 from apps.namespaces.models import MembershipRole, Namespace
 from apps.namespaces.selectors import namespaces_for_user
@@ -166,7 +168,9 @@ def audit_event_view(*, scope: AuditScope, event_id: int) -> EventView | None:
 
 
 def audit_newest_id() -> int:
-    return AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    """The newest event an export may end at: every lower id's append has committed (an
+    append in one chain may commit after a higher id in another)."""
+    return chain_settled_newest()
 
 
 def audit_export_lines(*, events: QuerySet[AuditEvent], through_id: int) -> Iterator[str]:
@@ -213,3 +217,63 @@ def audit_ids_for_time_range(
             .first()
         )
     return above, below
+
+
+CHAINS_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class ChainRow:
+    """One chain as the viewer lists it: whose it is, its newest event, and what the latest
+    verification says of it ("broken", "verified", "newer" events than it checked, or
+    "unverified")."""
+
+    key: int
+    name: str
+    last_id: int
+    last_hash: str
+    last_at: datetime | None
+    state: str
+
+
+def audit_chain_rows(
+    scope: AuditScope, status: ChainVerification | None
+) -> tuple[list[ChainRow], int]:
+    """The chains the viewer may see (superusers every one; owners their namespaces'), the
+    most recently written first, at most CHAINS_SHOWN (a broken one always among them);
+    with how many there are in all."""
+    heads = chain_heads(None if scope.everything else list(scope.namespaces.values()))
+    heads.sort(key=lambda head: -head.last_id)
+    broken = [head for head in heads if status and status.broken_chain == head.key]
+    shown = broken + [head for head in heads if head not in broken][: CHAINS_SHOWN - len(broken)]
+    names = dict(Namespace.objects.filter(pk__in=[h.key for h in shown]).values_list("pk", "name"))
+    rows = [
+        ChainRow(
+            key=head.key,
+            name=_chain_name(head.key, names),
+            last_id=head.last_id,
+            last_hash=head.last_hash,
+            last_at=head.last_at,
+            state=_chain_state(head.key, head.last_id, status),
+        )
+        for head in shown
+    ]
+    return rows, len(heads)
+
+
+def _chain_name(key: int, names: dict[int, str]) -> str:
+    if key == chain.GLOBAL_CHAIN:
+        return gettext("Global (no namespace)")
+    if key == chain.SEALED_CHAIN:
+        return gettext("Sealed (the single chain of old)")
+    return names.get(key) or gettext("Deleted namespace #%(id)s") % {"id": key}
+
+
+def _chain_state(key: int, last_id: int, status: ChainVerification | None) -> str:
+    if status is None or status.status == VerificationStatus.FAILED:
+        return "unverified"
+    if status.status == VerificationStatus.BROKEN:
+        return "broken" if status.broken_chain == key else "unverified"
+    if status.chain is not None and status.chain != key:
+        return "unverified"
+    return "verified" if (status.through_event_id or 0) >= last_id else "newer"

@@ -113,6 +113,9 @@ def audit_log(request: DashboardRequest) -> HttpResponse:
         )
     if scope.everything:
         context.update(_chain_context())
+    if scope.any:
+        status = context["status"] if scope.everything else chain_status_latest()
+        context["chains"], context["chain_count"] = selectors.audit_chain_rows(scope, status)  # type: ignore[arg-type]
     template = "audit_log/log.html"
     if request.htmx and not request.htmx.boosted:
         template += "#results"

@@ -18,7 +18,8 @@ task mix, by weight (one request per task, so `constant_throughput` paces reques
 The login itself (once per locust process, its session cookie shared by the users) is
 reported as `page: login form` and `page: login`. A response other than
 the expected status is a failure (throttling, 429, included). Environment (set by run.py):
-LOADTEST_CREDENTIALS and LOADTEST_WORKLOAD (the seed's files), LOADTEST_THROUGHPUT (tasks
+LOADTEST_CREDENTIALS and LOADTEST_WORKLOAD (the seed's files), LOADTEST_MIX ("writes": the
+memory writes alone, every other weight 0), LOADTEST_THROUGHPUT (tasks
 per second per user; unset: no wait between tasks) and LOADTEST_MAX_REQUESTS (the run stops
 after that many requests, a bound next to --run-time). Nothing here logs a key, a query or
 a memory.
@@ -58,6 +59,7 @@ KEYS = [(entry["namespace"], entry["key"]) for entry in CREDENTIALS["keys"]]
 _next_app = itertools.count()
 _throughput = os.environ.get("LOADTEST_THROUGHPUT")
 _max_requests = int(os.environ.get("LOADTEST_MAX_REQUESTS") or 0)
+_writes_only = os.environ.get("LOADTEST_MIX") == "writes"
 _requests_seen = itertools.count(1)
 _login_lock = gevent.lock.Semaphore()
 _dashboard_cookies: dict[str, str] | None = None
@@ -151,12 +153,12 @@ class App(HttpUser):
             else:
                 response.success()
 
-    @task(35)
+    @task(0 if _writes_only else 35)
     def recall(self) -> None:
         subject, query = self.rng.choice(self.workload["queries"])
         self._api("recall", {"subject": subject, "query": query, "k": 10}, "recall", 200)
 
-    @task(15)
+    @task(0 if _writes_only else 15)
     def assemble_context(self) -> None:
         subject, query = self.rng.choice(self.workload["queries"])
         body = {
@@ -174,7 +176,7 @@ class App(HttpUser):
         body = {"subject": subject, "content": content, "kind": kind, "tags": ["loadtest"]}
         self._api("memories", body, "memories", 201)
 
-    @task(10)
+    @task(0 if _writes_only else 10)
     def messages(self) -> None:
         turns = []
         for _ in range(2):
@@ -188,14 +190,14 @@ class App(HttpUser):
         # Queued for the Celery worker: 202 (201 would mean it ran in the web process).
         self._api("messages", body, "messages", 202, **{"Idempotency-Key": uuid.uuid4().hex})
 
-    @task(8)
+    @task(0 if _writes_only else 8)
     def overview_page(self) -> None:
         self._page(f"/n/{self.namespace}/", "page: overview")
 
-    @task(8)
+    @task(0 if _writes_only else 8)
     def memories_page(self) -> None:
         self._page(f"/n/{self.namespace}/memories/", "page: memories")
 
-    @task(4)
+    @task(0 if _writes_only else 4)
     def audit_page(self) -> None:
         self._page(f"/audit/?namespace={self.namespace}", "page: audit")

@@ -4,7 +4,7 @@
                                            [--duration 60] [--half 90] [--max-requests 200000]
                                            [--warmup 30] [--drain 120] [--namespaces 20]
                                            [--memories 5000] [--subjects 50] [--reseed]
-                                           [--worker-concurrency 1]
+                                           [--worker-concurrency 1] [--writers N]
 
 Goals, reported as figures (not pass/fail of the harness): 0 errors at the saturating rate;
 recall p95 at half the saturating rate <= 3x recall's single-client p95.
@@ -40,6 +40,9 @@ headless locust run bounded by time (`--run-time`) and by requests (`--max-reque
             rate, the saturating rate;
   half      the same users paced by `constant_throughput` to half that rate in total, for
             --half seconds: recall p95 against the single client's (goal 2).
+With `--writers N` the phases are one instead: N apps (round robin over the namespaces) that
+only write memories, for --duration, after the warm-up: writes per second and their p95.
+Every phase also samples the audit chain heads' lock waits (bench/loadtest/lockwaits.py).
 After each phase the Celery queue is left to drain (up to --drain seconds) so the next phase
 starts quiet; the jobs' states are counted. Per phase and endpoint: requests/s, p50/p95/p99
 (ms, locust's rounding: 10 ms steps above 100 ms), errors and error rate, and the CPU each
@@ -67,6 +70,7 @@ from typing import Any
 
 import psycopg
 import redis
+from lockwaits import HeadWaits, HeadWaitSampler  # bench/loadtest/lockwaits.py
 from psycopg import sql
 from stack import (  # bench/loadtest/stack.py, next to this script
     LOGS,
@@ -227,6 +231,8 @@ class Phase:
     cpu: str = ""
     jobs: str = ""
     failed_jobs: int = 0
+    mix: str = "all"  # the locustfile's task mix: "all", or "writes" (memory writes only)
+    head_waits: HeadWaits | None = None
 
     @property
     def total(self) -> Row:
@@ -272,6 +278,7 @@ def run_phase(phase: Phase, base: dict[str, Any]) -> Phase:
         old.unlink()
     env = dict(base["env"])
     env.pop("LOADTEST_THROUGHPUT", None)
+    env["LOADTEST_MIX"] = phase.mix
     if phase.throughput is not None:
         env["LOADTEST_THROUGHPUT"] = f"{phase.throughput:.6f}"
     command = [
@@ -285,10 +292,13 @@ def run_phase(phase: Phase, base: dict[str, Any]) -> Phase:
     meter: CpuMeter = base["meter"]
     jobs_before = job_counts(base["server"])
     meter.start()
+    sampler = HeadWaitSampler(base["server"].connection_kwargs(DATABASE))
+    sampler.start()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         run_step(command, env, f"locust-{phase.name}", timeout=phase.seconds + 120)
     finally:
+        phase.head_waits = sampler.stop()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         locust_seconds = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
         phase.cpu = meter.stop(locust_seconds)
@@ -366,6 +376,8 @@ def print_phase(phase: Phase) -> None:
         log(f"  failure: {name}: {error} x{count}")
     log(f"  {phase.cpu}")
     log(f"  {phase.jobs}")
+    if phase.head_waits is not None:
+        log(f"  {phase.head_waits}")
 
 
 def saturating(ramp: list[Phase]) -> Phase:
@@ -528,6 +540,15 @@ def print_goals(
     )
 
 
+def run_writers(args: argparse.Namespace, base: dict[str, Any]) -> Phase:
+    """`--writers N`: warm-up, then N apps writing memories only (round robin over the
+    namespaces) for --duration: writes per second, their p95, and the chain-head lock waits."""
+    warm_up(base, args.warmup)
+    phase = run_phase(Phase("writes", args.writers, args.duration, mix="writes"), base)
+    print_phase(phase)
+    return phase
+
+
 def run(args: argparse.Namespace) -> None:
     started = time.monotonic()
     log("MemoryHub load test (bench/loadtest): production stack on 127.0.0.1, driven by locust")
@@ -540,12 +561,16 @@ def run(args: argparse.Namespace) -> None:
     stack = Stack()
     try:
         base = start_stack(stack, args, env, port, server, broker)
-        single, ramp, saturated, half, target = run_phases(args, base)
+        if args.writers:
+            run_writers(args, base)
+        else:
+            single, ramp, saturated, half, target = run_phases(args, base)
     finally:
         stack.stop()
         log("stopped gunicorn, the Celery worker and beat")
 
-    print_goals(single, ramp, saturated, half, target)
+    if not args.writers:
+        print_goals(single, ramp, saturated, half, target)
     exceptions = logged_exceptions()
     log(
         "\nexceptions in the server's logs (class, count): "
@@ -572,6 +597,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=30, help="seconds of each warm-up round")
     parser.add_argument("--drain", type=int, default=120, help="seconds to wait for the queue")
     parser.add_argument("--namespaces", type=int, default=20)
+    parser.add_argument(
+        "--writers",
+        type=int,
+        default=0,
+        help="only this many apps writing memories for --duration (0: the whole mix, phased)",
+    )
     parser.add_argument("--memories", type=int, default=5000, help="per namespace")
     parser.add_argument("--subjects", type=int, default=50, help="per namespace")
     parser.add_argument("--worker-concurrency", type=int, default=1, choices=(1, 2))

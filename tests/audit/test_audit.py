@@ -301,24 +301,47 @@ def bypassing_triggers() -> Iterator[Any]:
             cursor.execute("SET session_replication_role = origin")
 
 
-@pytest.fixture
-def chain(db: None) -> list[AuditEvent]:
-    return [
-        audit_record(actor=ACTOR, action="test.event", object_id=str(n), details={"n": n})
-        for n in range(6)
-    ]
+@pytest.fixture(params=["global", "namespace"])
+def chain(request: pytest.FixtureRequest, db: None) -> list[AuditEvent]:
+    """Six events of one chain (the global one, or a namespace's), with events of the other
+    chains appended between them, so that a walk must keep the chains apart."""
+    here = Namespace.objects.create(slug="here", name="Here")
+    other = Namespace.objects.create(slug="other", name="Other")
+    namespace = here if request.param == "namespace" else None
+    events = []
+    for n in range(6):
+        events.append(
+            audit_record(
+                actor=ACTOR,
+                action="test.event",
+                namespace=namespace,
+                object_id=str(n),
+                details={"n": n},
+            )
+        )
+        audit_record(actor=ACTOR, action="test.between", namespace=other)
+        if namespace is not None:
+            audit_record(actor=ACTOR, action="test.between")
+    return events
 
 
-def verify() -> str:
+def verify(*args: str) -> str:
     out = io.StringIO()
-    call_command("audit_verify", stdout=out)
+    call_command("audit_verify", *args, stdout=out)
     return out.getvalue()
 
 
-def test_audit_verify_reports_an_intact_chain_with_its_count(chain: list[AuditEvent]) -> None:
+def test_audit_verify_reports_intact_chains_with_their_count(chain: list[AuditEvent]) -> None:
     output = verify()
-    assert f"Audit chain intact: {AuditEvent.objects.count()} events verified." in output
-    assert AuditEvent.objects.count() >= len(chain)
+    assert f"Audit chains intact: {AuditEvent.objects.count()} events verified." in output
+    assert f"event {chain[-1].pk} hash {chain[-1].hash}" in output
+
+
+def test_audit_verify_verifies_one_chain_on_its_own(chain: list[AuditEvent]) -> None:
+    which = ["--namespace", "here"] if chain[0].namespace_id else ["--global"]
+    output = verify(*which)
+    assert f"Audit chain intact: {len(chain)} events verified." in output
+    assert output.count("Head of") == 1
 
 
 def test_audit_verify_names_an_edited_event(chain: list[AuditEvent]) -> None:
@@ -327,7 +350,7 @@ def test_audit_verify_names_an_edited_event(chain: list[AuditEvent]) -> None:
         cursor.execute(
             "UPDATE audit_auditevent SET details = '{\"n\": 99}'::jsonb WHERE id = %s", [target.pk]
         )
-    with pytest.raises(CommandError, match=rf"broken at event {target.pk}: hash does not match"):
+    with pytest.raises(CommandError, match=rf"broken at event {target.pk} .*: hash does not match"):
         verify()
 
 
@@ -335,7 +358,7 @@ def test_audit_verify_names_the_event_after_a_deleted_one(chain: list[AuditEvent
     with bypassing_triggers() as cursor:
         cursor.execute("DELETE FROM audit_auditevent WHERE id = %s", [chain[3].pk])
     assert not AuditEvent.objects.filter(pk=chain[3].pk).exists()
-    with pytest.raises(CommandError, match=rf"broken at event {chain[4].pk}: prev_hash"):
+    with pytest.raises(CommandError, match=rf"broken at event {chain[4].pk} .*: prev_hash"):
         verify()
 
 
@@ -362,19 +385,40 @@ def test_audit_verify_names_the_first_of_two_swapped_events(chain: list[AuditEve
         cursor.execute(set_hash, [second.hash, first.pk])
     moved = AuditEvent.objects.get(pk=first.pk)
     assert (moved.object_id, moved.hash) == (second.object_id, second.hash)
-    with pytest.raises(CommandError, match=rf"broken at event {first.pk}:"):
+    with pytest.raises(CommandError, match=rf"broken at event {first.pk} "):
         verify()
 
 
-def test_audit_verify_notices_events_cut_off_the_end(chain: list[AuditEvent]) -> None:
+def test_audit_verify_notices_events_cut_off_the_end_of_a_chain(chain: list[AuditEvent]) -> None:
     with bypassing_triggers() as cursor:
-        cursor.execute("DELETE FROM audit_auditevent WHERE id >= %s", [chain[4].pk])
-    with pytest.raises(CommandError, match=rf"broken at event {chain[-1].pk}: the chain head"):
+        cursor.execute(
+            "DELETE FROM audit_auditevent WHERE chain = %s AND id >= %s",
+            [chain[0].chain, chain[4].pk],
+        )
+    with pytest.raises(CommandError, match=rf"broken at event {chain[-1].pk} .*: the chain head"):
         verify()
 
 
-def test_appends_continue_the_chain_from_the_head(chain: list[AuditEvent]) -> None:
-    event = audit_record(actor=ACTOR, action="test.event")
-    assert event.pk == chain[-1].pk + 1
+def test_audit_verify_notices_an_event_moved_to_another_chain(chain: list[AuditEvent]) -> None:
+    """The chain column is not hashed (the sealed chain predates it): the walk checks it
+    against the namespace id, which is."""
+    with bypassing_triggers() as cursor:
+        cursor.execute("UPDATE audit_auditevent SET chain = 424242 WHERE id = %s", [chain[5].pk])
+    with pytest.raises(CommandError, match=rf"broken at event {chain[5].pk} .*: the event is not"):
+        verify()
+
+
+def test_appends_continue_each_chain_from_its_own_head(chain: list[AuditEvent]) -> None:
+    namespace = Namespace.objects.get(slug="here") if chain[0].namespace_id else None
+    audit_record(actor=ACTOR, action="test.between", namespace=Namespace.objects.get(slug="other"))
+    event = audit_record(actor=ACTOR, action="test.event", namespace=namespace)
+    assert event.pk > chain[-1].pk
     assert event.prev_hash == chain[-1].hash
+    assert event.chain == (namespace.pk if namespace else 0)
     assert AuditEvent.objects.get(pk=event.pk).hash == event.hash
+
+
+def test_a_new_chain_starts_at_the_genesis_on_an_install_that_sealed_nothing(db: None) -> None:
+    namespace = Namespace.objects.create(slug="fresh", name="Fresh")
+    first = audit_record(actor=ACTOR, action="test.event", namespace=namespace)
+    assert (first.chain, first.prev_hash) == (namespace.pk, "0" * 64)

@@ -3,7 +3,6 @@ filters as the viewer, bounded at the newest event when it starts, and audited."
 
 from __future__ import annotations
 
-import itertools
 import json
 from typing import Any
 
@@ -29,10 +28,13 @@ def test_it_exports_every_event_oldest_first_with_the_hashed_fields(cast: AuditC
     lines = export(cast.client("alice"))
     assert [line["id"] for line in lines] == before  # not its own audit event
     for line in lines:
-        assert set(line) == {*chain.CHAINED_FIELDS, "hash"}
+        assert set(line) == {*chain.CHAINED_FIELDS, "hash", "chain"}
         assert chain.link_hash(line) == line["hash"]
-    assert lines[0]["prev_hash"] == chain.GENESIS
-    assert all(b["prev_hash"] == a["hash"] for a, b in itertools.pairwise(lines))
+    previous: dict[int, str] = {}  # each chain links its own events, from the genesis
+    for line in lines:
+        assert line["prev_hash"] == previous.get(line["chain"], chain.GENESIS)
+        previous[line["chain"]] = line["hash"]
+    assert len(previous) == 3  # acme's, globex's and the global chain
     assert chain.verify(lines) == (len(lines), None)
 
 

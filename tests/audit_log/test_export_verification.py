@@ -128,3 +128,50 @@ def test_it_checks_each_event_of_a_filtered_export_and_reports_its_gaps(
     assert tampered.returncode == 1
     assert f"line 2, event {event['id']}: hash does not match its fields" in tampered.stdout
     assert verify(path, "--complete").returncode == 1
+
+
+def test_a_namespace_export_verifies_on_its_own_and_names_a_cut_out_event(
+    cast: AuditCast, tmp_path: Path
+) -> None:
+    """Olive owns acme: her export of it is acme's chain alone, whole from its first event."""
+    for n in range(3):
+        audit_record(actor=ACTOR, action="test.acme", namespace=cast.acme, details={"n": n})
+        audit_record(actor=ACTOR, action="test.globex", namespace=cast.globex)
+    path = tmp_path / "acme.jsonl"
+    lines = save_export(cast.client("olive"), path, "?namespace=acme")
+    events = [json.loads(line) for line in lines]
+    assert {event["chain"] for event in events} == {cast.acme.pk}
+    assert events[0]["prev_hash"] == "0" * 64
+    for flag in ("--namespace", "--complete"):
+        result = verify(path, flag)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.stdout.strip() == f"OK: {len(lines)} events, 0 broken"
+    del lines[2]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = verify(path, "--namespace")
+    assert result.returncode == 1
+    assert "prev_hash is not the hash before it in its chain" in result.stdout
+
+
+def test_a_chain_that_starts_after_the_seal_is_named_with_the_hash_it_continues(
+    cast: AuditCast, tmp_path: Path
+) -> None:
+    path = tmp_path / "export.jsonl"
+    lines = save_export(cast.client("olive"), path, "?namespace=acme")
+    first = json.loads(lines[0])
+    sealed = "ab" * 32
+    first["prev_hash"] = sealed  # as if acme's chain had started after an older install's seal
+    from apps.audit import chain
+
+    first["hash"] = chain.link_hash(first)
+    second = json.loads(lines[1]) if len(lines) > 1 else None
+    lines[0] = json.dumps(first, ensure_ascii=False)
+    if second is not None:
+        second["prev_hash"] = first["hash"]
+        second["hash"] = chain.link_hash(second)
+        lines[1] = json.dumps(second, ensure_ascii=False)
+        lines = lines[:2]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = verify(path, "--namespace")
+    assert result.returncode == 0, result.stdout
+    assert f"chain {cast.acme.pk} starts after hash {sealed}" in result.stdout

@@ -109,7 +109,7 @@ def test_it_says_when_the_filters_are_not_valid(cast: AuditCast) -> None:
     assert response.status_code == 200
     html = response.content.decode()
     assert "The filters are not valid." in html
-    assert "<tbody>" not in html
+    assert "<tbody>" not in html.split('id="results"')[1]  # no rows (the chains have a table)
 
 
 def test_it_says_what_to_do_when_nothing_matches(cast: AuditCast) -> None:
@@ -287,3 +287,24 @@ def test_it_narrows_a_time_range_to_ids_but_keeps_events_dated_slightly_out_of_o
     assert below == after.pk
     query = f"?action=test.time&since={since:%Y-%m-%dT%H:%M:%S}&until={until:%Y-%m-%dT%H:%M:%S}"
     assert listed(cast.client("alice"), query) == [skewed.pk, inside.pk]
+
+
+def test_it_lists_each_chain_the_viewer_may_see_with_its_head(cast: AuditCast) -> None:
+    from apps.audit.services import chain_verification_run
+
+    chain_verification_run(requested_by="tests")
+    admin = cast.client("alice").get(LOG).content.decode()
+    chains = admin.split('id="chains"')[1].split("</details>")[0]
+    assert "3 chains" in chains
+    for name in ("Acme", "Globex", "Global (no namespace)"):
+        assert f'<th scope="row">{name}</th>' in chains
+    newest_acme = AuditEvent.objects.filter(chain=cast.acme.pk).order_by("-id").first()
+    assert newest_acme is not None
+    assert newest_acme.hash in chains
+    assert "Verified through its newest event" in chains
+    owner = cast.client("olive").get(LOG).content.decode()
+    mine = owner.split('id="chains"')[1].split("</details>")[0]
+    assert "1 chain" in mine
+    assert "Acme" in mine
+    assert "Globex" not in mine
+    assert "Global" not in mine
