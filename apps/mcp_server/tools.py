@@ -19,6 +19,8 @@ from pydantic import Field, ValidationError
 
 from apps.accounts.models import ApiKey
 from apps.mcp_server.bridge import ApiAnswer, api_call, api_path
+from apps.mcp_server.parameters import request_body, with_serializer_arguments
+from apps.recall.api.serializers import RecallOptionsSerializer
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,17 @@ ARGUMENT_ERRORS = {
     "int_type": "A valid integer is required.",
     "string_type": "Not a valid string.",
     "list_type": "Expected a list of items.",
+    "too_short": "Ensure this field has at least {min_length} elements.",
+    "too_long": "Ensure this field has no more than {max_length} elements.",
+    "float_parsing": "A valid number is required.",
+    "float_type": "A valid number is required.",
+    "bool_parsing": "Must be a valid boolean.",
+    "bool_type": "Must be a valid boolean.",
+    "datetime_from_date_parsing": "Datetime has wrong format.",
+    "datetime_type": "Datetime has wrong format.",
+    "dict_type": "Must be a JSON object.",
+    "model_type": "Must be a JSON object.",
+    "extra_forbidden": "Unknown field.",
 }
 
 
@@ -166,13 +179,15 @@ async def add_memory(
     description="The memories about a person most relevant to a query, best first, each with "
     "its score components (vector, keyword, recency, importance) and relevance."
 )
+@with_serializer_arguments(RecallOptionsSerializer())
 async def search_memories(
     query: Annotated[str, Field(min_length=1, max_length=4000)],
     subject: Subject = None,
-    k: Annotated[int, Field(ge=1, le=100)] = 10,
     namespace: Namespace = None,
+    **options: Any,
 ) -> dict[str, Any]:
-    body = {"subject": _who(subject), "query": query, "k": k}
+    # The recall's options are the recall API's own (k, filters, include_shared, …).
+    body = {"subject": _who(subject), "query": query, **request_body(options)}
     found: dict[str, Any] = await _in_request_thread("POST", namespace, "recall", body=body)
     return found
 

@@ -235,6 +235,14 @@ def test_it_passes_its_recall_options(ns: Namespace) -> None:
     assert (
         MemoryHubRetriever(namespace=ns, subject="user-42", min_relevance=1.0).invoke("tea") == []
     )
+    shared = ns.memories.create("The café serves tea until noon", subject=None)
+    every = MemoryHubRetriever(namespace=ns, subject="user-42").invoke("tea")
+    assert shared.id in [document.id for document in every]
+    retriever = MemoryHubRetriever(namespace=ns, subject="user-42", include_shared=False)
+    assert retriever.options == {"include_shared": False}
+    own = retriever.invoke("tea")
+    assert shared.id not in [document.id for document in own]
+    assert len(own) == len(every) - 1
 
 
 def test_it_retrieves_nothing_of_another_namespaces_subject(

@@ -64,6 +64,12 @@ def test_it_passes_its_recall_options(ns: Namespace) -> None:
     )
     assert [result.node.node_id for result in filtered] == [plans.id]
     assert MemoryHubRetriever(ns, subject="user-42", min_relevance=1.0).retrieve("tea") == []
+    shared = ns.memories.create("The café serves tea until noon", subject=None)
+    every = MemoryHubRetriever(ns, subject="user-42").retrieve("tea")
+    assert shared.id in [result.node.node_id for result in every]
+    own = MemoryHubRetriever(ns, subject="user-42", include_shared=False).retrieve("tea")
+    assert shared.id not in [result.node.node_id for result in own]
+    assert len(own) == len(every) - 1
 
 
 def test_it_retrieves_nothing_of_another_namespaces_subject(

@@ -2,13 +2,36 @@
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
+
+import httpx
+import pytest
 from memoryhub_client import (
+    NO_RETRIES,
     ChatMessage,
     ContextResponse,
+    MemoryHub,
     Namespace,
     RecallComponents,
+    RecallOptions,
     RecallResponse,
 )
+
+
+def recorded_bodies() -> tuple[Namespace, list[dict]]:
+    """A namespace whose calls are answered by a recorder (an empty recall), and the JSON
+    bodies it was sent."""
+    bodies: list[dict] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        return httpx.Response(200, json={"results": [], "recall_id": None, "timings_ms": {}})
+
+    hub = MemoryHub(
+        "http://recorder", "key", retries=NO_RETRIES, transport=httpx.MockTransport(record)
+    )
+    return hub.namespace("acme"), bodies
 
 
 def test_it_recalls_with_score_components(ns: Namespace) -> None:
@@ -30,6 +53,51 @@ def test_it_recalls_within_filters(ns: Namespace) -> None:
     ns.memories.create("Tea ceremony class on Friday", subject="u1", tags=["plans"])
     answer = ns.recall("tea", subject="u1", filters={"tags": ["plans"]})
     assert [hit.memory.content for hit in answer.results] == ["Tea ceremony class on Friday"]
+
+
+def test_it_leaves_out_shared_memories_when_asked(ns: Namespace) -> None:
+    mine = ns.memories.create("Drinks oolong tea", subject="u1")
+    shared = ns.memories.create("The café serves tea until noon", subject=None)
+    both = ns.recall("tea", subject="u1")
+    assert {hit.memory.id for hit in both.results} == {mine.id, shared.id}
+    options: RecallOptions = {"include_shared": False, "k": 5}
+    alone = ns.recall("tea", subject="u1", **options)
+    assert [hit.memory.id for hit in alone.results] == [mine.id]
+
+
+def test_it_sends_each_recall_option_as_the_api_names_it() -> None:
+    ns, bodies = recorded_bodies()
+    ns.recall(
+        "tea",
+        subject="u1",
+        k=3,
+        filters={"tags": ["plans"], "since": datetime(2024, 5, 1, tzinfo=UTC)},
+        include_shared=False,
+        mmr=0.5,
+        min_relevance=0.2,
+        include_history=True,
+    )
+    ns.recall("tea", k=None, mmr=None)
+    assert bodies == [
+        {
+            "subject": "u1",
+            "query": "tea",
+            "k": 3,
+            "filters": {"tags": ["plans"], "since": "2024-05-01T00:00:00+00:00"},
+            "include_shared": False,
+            "mmr": 0.5,
+            "min_relevance": 0.2,
+            "include_history": True,
+        },
+        {"query": "tea"},
+    ]
+
+
+def test_it_refuses_an_unknown_recall_option_before_sending() -> None:
+    ns, bodies = recorded_bodies()
+    with pytest.raises(TypeError, match="kk"):
+        ns.recall("tea", kk=3)  # type: ignore[call-arg]
+    assert bodies == []
 
 
 def test_it_gives_feedback_on_a_served_memory(ns: Namespace) -> None:

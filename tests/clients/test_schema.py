@@ -10,7 +10,16 @@ import inspect
 import types
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
+from typing import (
+    Any,
+    Literal,
+    Union,
+    Unpack,
+    get_args,
+    get_origin,
+    get_type_hints,
+    is_typeddict,
+)
 
 import httpx
 import pytest
@@ -42,6 +51,20 @@ REQUESTS: list[tuple[Callable[..., Any], str, set[str]]] = [
     (Namespace.audit, "get /api/v1/namespaces/{namespace}/audit", set()),
     (Subjects.portal_session, "PortalSessionRequestRequest", {"external_id"}),
 ]
+
+
+def parameters(method: Callable[..., Any]) -> dict[str, Any]:
+    """A call's parameters and their annotations; `**options: Unpack[SomeTypedDict]` stands
+    for the TypedDict's keys."""
+    hints = get_type_hints(method)
+    found: dict[str, Any] = {}
+    for name, parameter in inspect.signature(method).parameters.items():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            assert get_origin(hints[name]) is Unpack, f"{method.__qualname__}: **{name} untyped"
+            found.update(get_type_hints(get_args(hints[name])[0]))
+        else:
+            found[name] = hints.get(name)
+    return found
 
 
 @pytest.fixture
@@ -180,10 +203,9 @@ def test_it_reads_memory_pages_by_the_schemas_fields(components) -> None:
 def test_it_sends_each_calls_parameters_as_the_schema_names_them(schema, components) -> None:
     checker = Checker(components, response=False)
     for method, target, in_path in REQUESTS:
-        hints = get_type_hints(method)
         params = {
-            name: hints[name]
-            for name in inspect.signature(method).parameters
+            name: hint
+            for name, hint in parameters(method).items()
             if name != "self" and name not in SDK_ONLY | in_path
         }
         if " " in target:

@@ -175,6 +175,49 @@ def test_bad_arguments_are_tool_errors_and_nothing_is_written(
     assert not Memory.objects.exists()
 
 
+def test_search_memories_passes_the_recall_options_on(acme: Tenant, live_server: Any) -> None:
+    def create(content: str, subject: str | None, tags: list[str]) -> str:
+        body = {"subject": subject, "content": content, "tags": tags}
+        return str(acme.client.post(acme.url("memories"), body, format="json").json()["id"])
+
+    drinks = create("Mei drinks oolong tea", "mei", ["drinks"])
+    plans = create("Mei has a tea ceremony on Friday", "mei", ["plans"])
+    shared = create("The café serves tea until noon", None, [])
+    search = {"query": "tea", "subject": "mei"}
+
+    async def work(client: Client) -> dict[str, Any]:
+        return {
+            "default": await client.call_tool("search_memories", search),
+            "k": await client.call_tool("search_memories", {**search, "k": 1}),
+            "filters": await client.call_tool(
+                "search_memories", {**search, "filters": {"tags": ["plans"]}}
+            ),
+            "own": await client.call_tool("search_memories", {**search, "include_shared": False}),
+            "abstain": await client.call_tool("search_memories", {**search, "min_relevance": 1.0}),
+            "mmr": await client.call_tool("search_memories", {**search, "mmr": 0.5}),
+            "history": await client.call_tool(
+                "search_memories", {**search, "include_history": True}
+            ),
+            "bad filter": await client.call_tool(
+                "search_memories", {**search, "filters": {"kind": ["gossip"], "colour": "red"}}
+            ),
+        }
+
+    out = session(live_server, acme.raw_key, work)
+
+    def found(name: str) -> set[str]:
+        return {hit["memory"]["id"] for hit in payload(out[name])["results"]}
+
+    assert found("default") == found("mmr") == found("history") == {drinks, plans, shared}
+    assert len(found("k")) == 1
+    assert found("filters") == {plans}
+    assert found("own") == {drinks, plans}
+    assert found("abstain") == set()
+    text = error_text(out["bad filter"])
+    assert '"filters.kind.0": ["Not a valid choice: expected' in text
+    assert '"filters.colour": ["Unknown field."]' in text
+
+
 def test_forget_me_needs_the_admin_permission_and_the_confirmation(
     acme: Tenant, live_server: Any
 ) -> None:

@@ -19,15 +19,23 @@ class RecallFiltersSerializer(StrictSerializer):
     metadata = BoundedJSONObjectField(required=False, default=dict, max_bytes=4096)
 
 
-class RecallRequestSerializer(StrictSerializer):
-    subject = serializers.CharField(max_length=255, allow_null=True, required=False, default=None)
-    query = serializers.CharField(max_length=4000, trim_whitespace=False)
+class RecallOptionsSerializer(StrictSerializer):
+    """The recall's options, beside its subject and query. Stated here once: they are the
+    REST request's fields and the arguments of the MCP tool `search_memories`
+    (apps.mcp_server.parameters), and the SDK's RecallOptions names the same ones."""
+
     k = serializers.IntegerField(
         min_value=1, max_value=100, required=False, default=None,
         help_text="Results (default: the namespace's recall configuration, 10 unless changed).",
     )  # fmt: skip
-    filters = RecallFiltersSerializer(required=False)
-    include_shared = serializers.BooleanField(default=True)
+    filters = RecallFiltersSerializer(
+        required=False,
+        help_text="Only memories of one of these kinds, with one of these tags, that happened "
+        "(or were stored) from since to before until, whose metadata holds these keys and values.",
+    )
+    include_shared = serializers.BooleanField(
+        default=True, help_text="Also the namespace's shared memories (about no one subject)."
+    )
     include_history = serializers.BooleanField(
         default=False,
         help_text="Also facts superseded or ended (kept as history), each marked current: "
@@ -43,6 +51,14 @@ class RecallRequestSerializer(StrictSerializer):
         "documented default; none: the namespace's setting, off unless changed). A question "
         "about something never stored then gets no results.",
     )  # fmt: skip
+
+
+class RecallRequestSerializer(RecallOptionsSerializer):
+    """A recall: whose memories (`subject`, else only the shared ones), the query, and the
+    recall's options."""
+
+    subject = serializers.CharField(max_length=255, allow_null=True, required=False, default=None)
+    query = serializers.CharField(max_length=4000, trim_whitespace=False)
 
     def validate_query(self, value: str) -> str:
         if not value.strip():

@@ -34,6 +34,7 @@ from memoryhub_client.errors import (
 )
 from memoryhub_client.inputs import (
     UNSET,
+    ContextRecallOptions,
     MemorySource,
     RecallFilters,
     RecallOptions,
@@ -77,6 +78,7 @@ __all__ = [
     "ChatMessage",
     "Conflict",
     "ContextItem",
+    "ContextRecallOptions",
     "ContextResponse",
     "ContextSection",
     "DocumentIngestResult",

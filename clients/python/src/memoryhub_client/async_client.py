@@ -8,6 +8,7 @@ import asyncio
 import builtins
 import dataclasses
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime
@@ -27,8 +28,8 @@ from memoryhub_client.errors import (
 )
 from memoryhub_client.inputs import (
     UNSET,
+    ContextRecallOptions,
     MemorySource,
-    RecallFilters,
     RecallOptions,
     SectionOverrides,
     Turn,
@@ -56,6 +57,11 @@ from memoryhub_client.results import (
 )
 from memoryhub_client.retries import RetryPolicy
 from memoryhub_client.version import USER_AGENT
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:
+    from typing_extensions import Unpack
 
 T = TypeVar("T")
 logger = logging.getLogger("memoryhub_client")
@@ -186,32 +192,15 @@ class AsyncNamespace:
         self.subjects = AsyncSubjects(hub, slug)
 
     async def recall(
-        self,
-        query: str,
-        *,
-        subject: str | None = None,
-        k: int | None = None,
-        filters: RecallFilters | None = None,
-        include_shared: bool | None = None,
-        mmr: float | None = None,
-        min_relevance: float | None = None,
-        include_history: bool | None = None,
+        self, query: str, *, subject: str | None = None, **options: Unpack[RecallOptions]
     ) -> RecallResponse:
         """Hybrid recall over the subject's memories (and the namespace's shared ones,
-        unless include_shared=False). Unset options take the namespace's configuration;
-        include_history=True adds superseded and ended facts (`current` False), ranked last."""
+        unless include_shared=False). The options (`RecallOptions`: k, filters,
+        include_shared, mmr, min_relevance, include_history) left out take the server's
+        defaults; include_history=True adds superseded and ended facts (`current` False),
+        ranked last."""
         return await self._hub._send(
-            calls.recall(
-                self.slug,
-                query=query,
-                subject=subject,
-                k=k,
-                filters=filters,
-                include_shared=include_shared,
-                mmr=mmr,
-                min_relevance=min_relevance,
-                include_history=include_history,
-            )
+            calls.recall(self.slug, query=query, subject=subject, options=options)
         )
 
     async def feedback(
@@ -235,7 +224,7 @@ class AsyncNamespace:
         reserve_tokens: int | None = None,
         strategy: Strategy | None = None,
         system_prompt: str | None = None,
-        recall: RecallOptions | None = None,
+        recall: ContextRecallOptions | None = None,
         window: int | None = None,
         buffer_tokens: int | None = None,
         placement: Placement | None = None,

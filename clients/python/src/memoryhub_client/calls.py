@@ -15,8 +15,8 @@ import httpx
 from memoryhub_client.errors import UnexpectedResponse
 from memoryhub_client.inputs import (
     UNSET,
+    ContextRecallOptions,
     MemorySource,
-    RecallFilters,
     RecallOptions,
     SectionOverrides,
     Turn,
@@ -295,26 +295,17 @@ def portal_session_create(
 
 
 def recall(
-    namespace: str,
-    *,
-    query: str,
-    subject: str | None,
-    k: int | None,
-    filters: RecallFilters | None,
-    include_shared: bool | None,
-    mmr: float | None,
-    min_relevance: float | None,
-    include_history: bool | None = None,
+    namespace: str, *, query: str, subject: str | None, options: RecallOptions
 ) -> Call[RecallResponse]:
+    unknown = sorted(set(options) - RecallOptions.__optional_keys__)
+    if unknown:
+        # What a misspelt keyword argument would raise, before anything is sent.
+        raise TypeError(f"recall() got unexpected keyword arguments: {', '.join(unknown)}")
+    filters = options.get("filters")
     body = _present(
         subject=subject,
         query=query,
-        k=k,
-        filters=_present(**filters) if filters is not None else None,
-        include_shared=include_shared,
-        include_history=include_history,
-        mmr=mmr,
-        min_relevance=min_relevance,
+        **{**options, "filters": _present(**filters) if filters is not None else None},
     )
     # A read: sent again, it only logs the recall once more.
     return Call("POST", _ns(namespace, "recall"), _one(RecallResponse), body=body, repeatable=True)
@@ -340,7 +331,7 @@ def context(
     reserve_tokens: int | None,
     strategy: Strategy | None,
     system_prompt: str | None,
-    recall: RecallOptions | None,
+    recall: ContextRecallOptions | None,
     window: int | None,
     buffer_tokens: int | None,
     placement: Placement | None,

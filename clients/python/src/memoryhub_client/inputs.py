@@ -45,6 +45,31 @@ class MemorySource(TypedDict, total=False):
 
 
 class RecallOptions(TypedDict, total=False):
+    """The recall call's options, as keywords of `Namespace.recall` and of the framework
+    retrievers. One left out (or None) takes the server's default:
+
+    - `k`: how many results (the namespace's recall configuration, 10 unless changed);
+    - `filters`: only memories of these kinds, tags, times and metadata;
+    - `include_shared`: also the namespace's shared memories (True);
+    - `mmr`: diversify (maximal marginal relevance): 1 relevance only, 0 diversity only;
+    - `min_relevance`: leave out results whose calibrated relevance (0..1) is below this, so
+      a question about nothing stored gets none (the namespace's setting, off unless
+      changed; 0.2 is the documented value);
+    - `include_history`: also facts superseded or ended, marked `current` False and ranked
+      below every current one (False)."""
+
+    # MemoryHub's tests hold these names to the recall API's fields and the MCP tool's.
+    k: int | None
+    filters: RecallFilters | None
+    include_shared: bool | None
+    mmr: float | None
+    min_relevance: float | None
+    include_history: bool | None
+
+
+class ContextRecallOptions(TypedDict, total=False):
+    """What the context call's recall takes: `k`, the memories recalled (20)."""
+
     k: int
 
 

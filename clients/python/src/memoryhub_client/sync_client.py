@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import logging
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
@@ -24,8 +25,8 @@ from memoryhub_client.errors import (
 )
 from memoryhub_client.inputs import (
     UNSET,
+    ContextRecallOptions,
     MemorySource,
-    RecallFilters,
     RecallOptions,
     SectionOverrides,
     Turn,
@@ -53,6 +54,11 @@ from memoryhub_client.results import (
 )
 from memoryhub_client.retries import RetryPolicy
 from memoryhub_client.version import USER_AGENT
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:
+    from typing_extensions import Unpack
 
 T = TypeVar("T")
 logger = logging.getLogger("memoryhub_client")
@@ -181,32 +187,15 @@ class Namespace:
         self.subjects = Subjects(hub, slug)
 
     def recall(
-        self,
-        query: str,
-        *,
-        subject: str | None = None,
-        k: int | None = None,
-        filters: RecallFilters | None = None,
-        include_shared: bool | None = None,
-        mmr: float | None = None,
-        min_relevance: float | None = None,
-        include_history: bool | None = None,
+        self, query: str, *, subject: str | None = None, **options: Unpack[RecallOptions]
     ) -> RecallResponse:
         """Hybrid recall over the subject's memories (and the namespace's shared ones,
-        unless include_shared=False). Unset options take the namespace's configuration;
-        include_history=True adds superseded and ended facts (`current` False), ranked last."""
+        unless include_shared=False). The options (`RecallOptions`: k, filters,
+        include_shared, mmr, min_relevance, include_history) left out take the server's
+        defaults; include_history=True adds superseded and ended facts (`current` False),
+        ranked last."""
         return self._hub._send(
-            calls.recall(
-                self.slug,
-                query=query,
-                subject=subject,
-                k=k,
-                filters=filters,
-                include_shared=include_shared,
-                mmr=mmr,
-                min_relevance=min_relevance,
-                include_history=include_history,
-            )
+            calls.recall(self.slug, query=query, subject=subject, options=options)
         )
 
     def feedback(
@@ -230,7 +219,7 @@ class Namespace:
         reserve_tokens: int | None = None,
         strategy: Strategy | None = None,
         system_prompt: str | None = None,
-        recall: RecallOptions | None = None,
+        recall: ContextRecallOptions | None = None,
         window: int | None = None,
         buffer_tokens: int | None = None,
         placement: Placement | None = None,

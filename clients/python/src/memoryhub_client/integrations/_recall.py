@@ -5,37 +5,31 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Any, TypedDict
+from typing import Any
 
 from memoryhub_client.async_client import AsyncNamespace
-from memoryhub_client.inputs import RecallFilters
+from memoryhub_client.inputs import RecallOptions
 from memoryhub_client.integrations._namespaces import AnyNamespace, synchronous
 from memoryhub_client.results import RecallHit, RecallResponse
 
 
-class RecallArguments(TypedDict):
-    """`Namespace.recall`'s options (None: the namespace's configuration)."""
-
-    subject: str | None
-    k: int | None
-    filters: RecallFilters | None
-    include_shared: bool | None
-    mmr: float | None
-    min_relevance: float | None
-
-
 def recall(
-    namespace: AnyNamespace, query: str, arguments: RecallArguments, *, call: str
+    namespace: AnyNamespace,
+    query: str,
+    *,
+    subject: str | None,
+    options: RecallOptions,
+    call: str,
 ) -> RecallResponse:
-    return synchronous(namespace, call).recall(query, **arguments)
+    return synchronous(namespace, call).recall(query, subject=subject, **options)
 
 
 async def arecall(
-    namespace: AnyNamespace, query: str, arguments: RecallArguments
+    namespace: AnyNamespace, query: str, *, subject: str | None, options: RecallOptions
 ) -> RecallResponse:
     if isinstance(namespace, AsyncNamespace):
-        return await namespace.recall(query, **arguments)
-    return await asyncio.to_thread(lambda: namespace.recall(query, **arguments))
+        return await namespace.recall(query, subject=subject, **options)
+    return await asyncio.to_thread(lambda: namespace.recall(query, subject=subject, **options))
 
 
 def hit_metadata(hit: RecallHit, recall_id: str | None) -> dict[str, Any]:

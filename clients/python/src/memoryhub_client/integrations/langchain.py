@@ -13,15 +13,21 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any, TypedDict, cast
 
 from memoryhub_client.async_client import AsyncNamespace
 from memoryhub_client.errors import UnexpectedResponse
-from memoryhub_client.inputs import RecallFilters, RecallOptions, SectionOverrides, Turn
+from memoryhub_client.inputs import ContextRecallOptions, RecallOptions, SectionOverrides, Turn
 from memoryhub_client.integrations._namespaces import AnyNamespace, synchronous
-from memoryhub_client.integrations._recall import RecallArguments, arecall, hit_metadata, recall
+from memoryhub_client.integrations._recall import arecall, hit_metadata, recall
 from memoryhub_client.results import ContextResponse, MessageRole, RecallResponse, Strategy
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:
+    from typing_extensions import Unpack
 
 try:
     from langchain_core.callbacks import (
@@ -73,7 +79,7 @@ class _HistoryRead(TypedDict):
     reserve_tokens: int
     strategy: Strategy
     window: int | None
-    recall: RecallOptions
+    recall: ContextRecallOptions
     sections: SectionOverrides
 
 
@@ -224,40 +230,50 @@ class MemoryHubRetriever(BaseRetriever):
     `components` (the score's parts), `recall_id` (for `Namespace.feedback`), `version`,
     `created_at`, `occurred_at` and `memory_metadata`.
 
-    Unset options take the namespace's recall configuration; `min_relevance` leaves out the
-    memories below that relevance, so a question about nothing stored gets no documents.
-    `filters` is a `RecallFilters` (kind, tags, since, until, metadata). The key needs
+    The keywords after `subject` are the recall's options (`RecallOptions`: k, filters,
+    include_shared, mmr, min_relevance, include_history), kept in `options`; those left out
+    take the server's defaults. `min_relevance` leaves out the memories below that
+    relevance, so a question about nothing stored gets no documents. The key needs
     `context` (the recall permission)."""
 
     namespace: AnyNamespace
     subject: str | None = None
-    k: int | None = None
-    # A RecallFilters; typed as a dict, since pydantic reads no typing.TypedDict before 3.12.
-    filters: dict[str, Any] | None = None
-    include_shared: bool | None = None
-    mmr: float | None = None
-    min_relevance: float | None = None
+    # A RecallOptions; typed as a dict, since pydantic reads no typing.TypedDict before 3.12.
+    options: dict[str, Any]
+
+    def __init__(
+        self,
+        *,
+        namespace: AnyNamespace,
+        subject: str | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **options: Unpack[RecallOptions],
+    ) -> None:
+        # pydantic's __init__ takes every field; mypy reads only BaseRetriever's (tags, metadata).
+        fields: dict[str, Any] = {"namespace": namespace, "subject": subject, "options": options}
+        super().__init__(tags=tags, metadata=metadata, **fields)
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
-        answer = recall(self.namespace, query, self._arguments(), call="MemoryHubRetriever.invoke")
+        answer = recall(
+            self.namespace,
+            query,
+            subject=self.subject,
+            options=self._options(),
+            call="MemoryHubRetriever.invoke",
+        )
         return _documents(answer)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
     ) -> list[Document]:
-        return _documents(await arecall(self.namespace, query, self._arguments()))
+        answer = await arecall(self.namespace, query, subject=self.subject, options=self._options())
+        return _documents(answer)
 
-    def _arguments(self) -> RecallArguments:
-        return {
-            "subject": self.subject,
-            "k": self.k,
-            "filters": cast("RecallFilters | None", self.filters),
-            "include_shared": self.include_shared,
-            "mmr": self.mmr,
-            "min_relevance": self.min_relevance,
-        }
+    def _options(self) -> RecallOptions:
+        return cast(RecallOptions, self.options)
 
 
 def _documents(answer: RecallResponse) -> list[Document]:

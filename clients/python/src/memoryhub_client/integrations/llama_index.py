@@ -16,13 +16,19 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any, TypedDict
 
 from memoryhub_client.async_client import AsyncNamespace
-from memoryhub_client.inputs import RecallFilters, RecallOptions, Turn
+from memoryhub_client.inputs import ContextRecallOptions, RecallOptions, Turn
 from memoryhub_client.integrations._namespaces import AnyNamespace
-from memoryhub_client.integrations._recall import RecallArguments, arecall, hit_metadata, recall
+from memoryhub_client.integrations._recall import arecall, hit_metadata, recall
 from memoryhub_client.results import ContextResponse, MessageRole, RecallResponse, Strategy
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:
+    from typing_extensions import Unpack
 
 try:
     from llama_index.core.base.base_retriever import BaseRetriever
@@ -61,45 +67,40 @@ class MemoryHubRetriever(BaseRetriever):
     `created_at`, `occurred_at` and `memory_metadata`, none of which is shown to the LLM or
     embedded.
 
-    Unset options take the namespace's recall configuration; `min_relevance` leaves out the
-    memories below that relevance, so a question about nothing stored gets no nodes. The key
-    needs `context` (the recall permission)."""
+    The keywords after `subject` are the recall's options (`RecallOptions`: k, filters,
+    include_shared, mmr, min_relevance, include_history); those left out take the server's
+    defaults. `min_relevance` leaves out the memories below that relevance, so a question
+    about nothing stored gets no nodes. The key needs `context` (the recall permission)."""
 
     def __init__(
         self,
         namespace: AnyNamespace,
         *,
         subject: str | None = None,
-        k: int | None = None,
-        filters: RecallFilters | None = None,
-        include_shared: bool | None = None,
-        mmr: float | None = None,
-        min_relevance: float | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
+        **options: Unpack[RecallOptions],
     ) -> None:
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         self.namespace = namespace
-        self.arguments: RecallArguments = {
-            "subject": subject,
-            "k": k,
-            "filters": filters,
-            "include_shared": include_shared,
-            "mmr": mmr,
-            "min_relevance": min_relevance,
-        }
+        self.subject = subject
+        self.options = options
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         answer = recall(
             self.namespace,
             query_bundle.query_str,
-            self.arguments,
+            subject=self.subject,
+            options=self.options,
             call="MemoryHubRetriever.retrieve",
         )
         return _nodes(answer)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return _nodes(await arecall(self.namespace, query_bundle.query_str, self.arguments))
+        answer = await arecall(
+            self.namespace, query_bundle.query_str, subject=self.subject, options=self.options
+        )
+        return _nodes(answer)
 
 
 def _nodes(answer: RecallResponse) -> list[NodeWithScore]:
@@ -125,7 +126,7 @@ class _BlockContext(TypedDict):
     reserve_tokens: int
     strategy: Strategy
     buffer_tokens: int
-    recall: RecallOptions | None
+    recall: ContextRecallOptions | None
 
 
 class _BlockSend(TypedDict):
