@@ -6,7 +6,6 @@ state (verifications) spans every namespace: superusers only."""
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from apps.audit.services import chain_settled_newest, event_as_chain_fields
 from apps.memories.models import Subject
 from apps.namespaces.models import MembershipRole, Namespace
 from apps.namespaces.selectors import namespaces_for_user
+from memoryhub.cursor_pages import PageOrder, cursor_page
 
 # Counting every match of a filter over a million events is a scan; the count stops here
 # ("more than 10,000"), which an index range answers in a few milliseconds.
@@ -89,17 +89,9 @@ def _subject_names(events: list[AuditEvent]) -> dict[str, str]:
     return {str(pk): external_id for pk, external_id in found}
 
 
-def _cursor(event_id: int, start: int) -> str:
-    return base64.urlsafe_b64encode(f"{event_id}|{start}".encode()).decode().rstrip("=")
-
-
-def _parse_cursor(cursor: str) -> tuple[int, int] | None:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        event_id, start = raw.split("|")
-        return int(event_id), max(int(start), 1)
-    except (ValueError, UnicodeDecodeError):
-        return None
+# Ids rise with time (events are appended under the chain head's lock): the id alone orders
+# the log, and its index answers each page.
+NEWEST_FIRST = PageOrder("-id", "id", descending=True)
 
 
 def audit_page(
@@ -109,32 +101,16 @@ def audit_page(
     page, `before` one the previous; a cursor that does not parse is the first page. The
     count is exact up to COUNT_CAP (a LIMITed subquery), else reported as capped."""
     total = events.order_by()[: COUNT_CAP + 1].count()
-    ordered, page_start, going_back = events.order_by("-id"), 1, False
-    if after and (mark := _parse_cursor(after)):
-        ordered, page_start = ordered.filter(id__lt=mark[0]), mark[1]
-    elif before and (mark := _parse_cursor(before)):
-        ordered, page_start = events.order_by("id").filter(id__gt=mark[0]), mark[1]
-        going_back = True
-    chunk = list(ordered[: size + 1])
-    more = len(chunk) > size
-    chunk = chunk[:size]
-    if going_back:
-        chunk.reverse()
-    start = page_start if chunk else 0
-    end = start + len(chunk) - 1 if chunk else 0
-    has_next = more if not going_back else True
-    has_previous = page_start > 1 and (more if going_back else True)
+    page = cursor_page(events, order=NEWEST_FIRST, size=size, after=after, before=before)
     return AuditPage(
-        events=chunk,
+        events=page.rows,
         total=min(total, COUNT_CAP),
         capped=total > COUNT_CAP,
-        start=start,
-        end=end,
-        next_cursor=_cursor(chunk[-1].pk, end + 1) if chunk and has_next else None,
-        previous_cursor=_cursor(chunk[0].pk, max(start - size, 1))
-        if chunk and has_previous
-        else None,
-        subject_names=_subject_names(chunk),
+        start=page.start,
+        end=page.end,
+        next_cursor=page.next_cursor,
+        previous_cursor=page.previous_cursor,
+        subject_names=_subject_names(page.rows),
     )
 
 

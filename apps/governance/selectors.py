@@ -5,22 +5,20 @@ subjects. Decrypted text is returned for a page to show; the views audit that it
 
 from __future__ import annotations
 
-import base64
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from apps.accounts.models import ApiKey
 from apps.governance.diff import Piece, word_diff
 from apps.governance.sorting import DEFAULT as DEFAULT_SORT
-from apps.governance.sorting import ORDERS, Order
+from apps.governance.sorting import ORDERS
 from apps.memories import vector_spaces
 from apps.memories.models import SEARCH_FIELDS, Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_row, open_version
@@ -29,6 +27,7 @@ from apps.namespaces.models import Namespace
 from apps.pipeline.decisions import says_no_more
 from apps.pipeline.models import ConsolidationLog, Job, Message, Session, SessionSummary
 from apps.recall.models import RecallFeedback, RecallLog
+from memoryhub.cursor_pages import PageOrder, cursor_page
 
 SNIPPET_CHARS = 240
 
@@ -59,41 +58,6 @@ class ExplorerPage:
     previous_cursor: str | None
 
 
-def _cursor(memory: Memory, order: Order, sort: str, start: int) -> str:
-    value = getattr(memory, order.field)
-    shown = value.isoformat() if isinstance(value, datetime) else repr(float(value))
-    raw = f"{sort}|{shown}|{memory.pk}|{start}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def _parse_cursor(cursor: str, order: Order, sort: str) -> tuple[Any, uuid.UUID, int] | None:
-    """A cursor's (sort key, id, row number); None for one that does not parse or was made
-    under another order."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        made_under, shown, pk, start = raw.split("|")
-        if made_under != sort:
-            return None
-        value: Any = float(shown) if order.field == "importance" else parse_datetime(shown)
-        if value is None:
-            return None
-        return value, uuid.UUID(pk), max(int(start), 1)
-    except (ValueError, UnicodeDecodeError):
-        return None
-
-
-def _keyset(
-    memories: QuerySet[Memory], order: Order, mark: tuple[Any, uuid.UUID, int], *, forward: bool
-) -> QuerySet[Memory]:
-    """The rows past `mark` in the order (forward), or before it in the reverse order."""
-    value, pk, _start = mark
-    descending = order.descending == forward
-    field, beyond = order.field, "lt" if descending else "gt"
-    past = Q(**{f"{field}__{beyond}": value}) | Q(**{field: value, f"id__{beyond}": pk})
-    sign = "-" if descending else ""
-    return memories.order_by(f"{sign}{field}", f"{sign}id").filter(past)
-
-
 def explorer_page(
     *,
     memories: QuerySet[Memory],
@@ -109,37 +73,20 @@ def explorer_page(
     if sort not in ORDERS or not ORDERS[sort].field:
         sort = DEFAULT_SORT  # relevance is a search's order, not the list's
     order = ORDERS[sort]
-    total = memories.count()
-    page_start = 1
-    sign = "-" if order.descending else ""
-    ordered = memories.order_by(f"{sign}{order.field}", f"{sign}id")
-    going_back = False
-    if after and (mark := _parse_cursor(after, order, sort)):
-        page_start = mark[2]
-        ordered = _keyset(memories, order, mark, forward=True)
-    elif before and (mark := _parse_cursor(before, order, sort)):
-        page_start = mark[2]
-        ordered = _keyset(memories, order, mark, forward=False)
-        going_back = True
-    chunk = list(ordered[: size + 1])
-    more = len(chunk) > size
-    chunk = chunk[:size]
-    if going_back:
-        chunk.reverse()
-    rows = memories_opened(chunk)
-    start = page_start if rows else 0
-    end = start + len(rows) - 1 if rows else 0
-    has_next = (more if not going_back else True) and end < total
-    has_previous = page_start > 1 and (more if going_back else True)
+    page = cursor_page(
+        memories,
+        order=PageOrder(sort, order.field, order.descending),
+        size=size,
+        after=after,
+        before=before,
+    )
     return ExplorerPage(
-        rows=rows,
-        total=total,
-        start=start,
-        end=end,
-        next_cursor=_cursor(chunk[-1], order, sort, end + 1) if rows and has_next else None,
-        previous_cursor=(
-            _cursor(chunk[0], order, sort, max(start - size, 1)) if rows and has_previous else None
-        ),
+        rows=memories_opened(page.rows),
+        total=memories.count(),
+        start=page.start,
+        end=page.end,
+        next_cursor=page.next_cursor,
+        previous_cursor=page.previous_cursor,
     )
 
 

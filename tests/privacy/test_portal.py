@@ -6,6 +6,7 @@ policy blocked. Every action is audited as the subject's."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import jsonschema
@@ -17,6 +18,7 @@ from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
 from apps.memories.api.views import EXPORT_SCHEMA
 from apps.memories.models import DataKey, Memory, MemoryVersion, Subject
+from apps.memories.services import NewMemory, memories_create_bulk
 from apps.namespaces.services import namespace_update
 from apps.pipeline.models import Message, Session
 from apps.privacy.models import PortalSession, ScheduledErasure
@@ -434,3 +436,25 @@ def test_a_playground_trial_is_no_answer_the_app_was_served(acme, story) -> None
     page = text(portal.client.get(portal.url("memories/")))
     assert "used in 1 answer" in page  # the app's one recall, not the administrator's trial
     assert "used in 2 answers" not in page
+
+
+def test_a_kinds_page_leads_to_older_memories_each_shown_once(acme) -> None:
+    notes = memories_create_bulk(
+        actor=Actor.system("tests"),
+        namespace=acme.namespace,
+        items=[NewMemory(content=f"Note {i}.", subject_external_id="u1") for i in range(55)],
+        embed=False,
+    )
+    # Twenty written in the same instant: the cut between pages falls inside the tie.
+    moment = timezone.now() - timedelta(days=1)
+    mine = Memory.objects.filter(pk__in=[note.pk for note in notes])
+    mine.filter(pk__in=[note.pk for note in notes[20:40]]).update(created_at=moment)
+    newest_first = mine.order_by("-created_at", "-id")
+    portal = open_portal(acme)
+    first = text(portal.client.get(portal.url("memories/?kind=semantic")))
+    older = re.search(r'<a href="(\?kind=semantic&amp;after=[^"]+)">Older</a>', first)
+    assert older
+    second = text(portal.client.get(portal.url("memories/") + older.group(1).replace("&amp;", "&")))
+    assert "Older</a>" not in second
+    shown = re.findall(rf"/portal/{portal.subject.pk}/memories/([0-9a-f-]{{36}})/", first + second)
+    assert shown == [str(m.pk) for m in newest_first]

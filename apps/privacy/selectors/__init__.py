@@ -5,7 +5,6 @@ returned for the page; it is the subject's own."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import uuid
 from dataclasses import dataclass, field
@@ -16,7 +15,6 @@ import numpy as np
 from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 
@@ -38,6 +36,7 @@ from apps.privacy.selectors.receipts import erasure_receipt as erasure_receipt
 from apps.privacy.selectors.receipts import receipt_document as receipt_document
 from apps.recall.models import RecallLog
 from apps.recall.relevance import MULTILINGUAL_COSINE_SCALE, MULTILINGUAL_COSINE_SHIFT
+from memoryhub.cursor_pages import PageOrder, cursor_page
 
 PER_KIND = 10  # memories of each kind on the grouped page
 PAGE = 50  # memories on a page of one kind
@@ -223,19 +222,7 @@ def grouped(subject: Subject, keys: KeyCache) -> list[Group]:
     return groups
 
 
-def _cursor(memory: Memory) -> str:
-    raw = f"{memory.created_at.isoformat()}|{memory.pk}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def _after(cursor: str) -> tuple[datetime, uuid.UUID] | None:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        created, pk = raw.split("|")
-        moment = parse_datetime(created)
-        return (moment, uuid.UUID(pk)) if moment else None
-    except (ValueError, UnicodeDecodeError):
-        return None
+NEWEST_FIRST = PageOrder("-created", "created_at", descending=True)
 
 
 @dataclass(frozen=True)
@@ -250,16 +237,8 @@ def kind_page(
 ) -> Page:
     """A page of one kind's memories (or of the history), newest first, by keyset."""
     memories = history(subject) if past else current(subject).filter(kind=kind)
-    total = memories.count()
-    ordered = memories.order_by("-created_at", "-id")
-    parsed = _after(after) if after else None
-    if parsed:
-        moment, pk = parsed
-        ordered = ordered.filter(Q(created_at__lt=moment) | Q(created_at=moment, pk__lt=pk))
-    rows = list(ordered[: PAGE + 1])
-    more = len(rows) > PAGE
-    rows = rows[:PAGE]
-    return Page(items(subject, rows, keys), total, _cursor(rows[-1]) if more and rows else None)
+    page = cursor_page(memories, order=NEWEST_FIRST, size=PAGE, after=after)
+    return Page(items(subject, page.rows, keys), memories.count(), page.next_cursor)
 
 
 def search(subject: Subject, query: str, keys: KeyCache) -> list[Item]:
