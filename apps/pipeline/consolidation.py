@@ -71,7 +71,7 @@ KEPT_CORRECTION = gettext_noop("kept the subject's correction, newer than this t
 # What the log says of a new fact that is not stored (a merge and an addition say more).
 NOT_STORED = {
     Outcome.DUPLICATE: gettext_noop("near-duplicate of a current fact"),
-    Outcome.BATCH_DUPLICATE: "near-duplicate of a fact in the same batch",
+    Outcome.BATCH_DUPLICATE: gettext_noop("near-duplicate of a fact in the same batch"),
     Outcome.KEPT_CORRECTION: KEPT_CORRECTION,
 }
 
