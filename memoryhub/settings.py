@@ -403,6 +403,15 @@ MEMORYHUB_CAP_RECALL_WINDOW_DAYS = env_int(
     "MEMORYHUB_CAP_RECALL_WINDOW_DAYS", 90, minimum=1, maximum=3650
 )
 MEMORYHUB_JOB_RETRIES = env_int("MEMORYHUB_JOB_RETRIES", 3, minimum=0, maximum=10)
+# The outbox's requeue (Celery beat, every five minutes by default) sends again the jobs still
+# queued ten minutes after their last send: a send the broker refused, or a message a broker
+# restart lost. Sending a job twice is harmless (its task is idempotent).
+MEMORYHUB_REQUEUE_INTERVAL_SECONDS = env_int(
+    "MEMORYHUB_REQUEUE_INTERVAL_SECONDS", 300, minimum=1, maximum=86_400
+)
+MEMORYHUB_REQUEUE_AFTER_SECONDS = env_int(
+    "MEMORYHUB_REQUEUE_AFTER_SECONDS", 600, minimum=1, maximum=7 * 86_400
+)
 # --- Recall quality (apps/evaluation) ---------------------------------------------------------
 # A served recall's query is kept encrypted this many days (0: never kept), so eval cases can
 # be made from recalls that got feedback; then it is forgotten.
@@ -535,6 +544,13 @@ MEMORYHUB_DEFAULT_MODEL = cast(str, env_str("MEMORYHUB_DEFAULT_MODEL", "gpt-4o")
 CELERY_TASK_ALWAYS_EAGER = _broker_url is None
 # In-process mode still names a transport, so nothing ever tries a default localhost broker.
 CELERY_BROKER_URL = _broker_url or "memory://"
+# Kombu's Redis transport with a channel that still closes when Redis went away mid-poll
+# (memoryhub/broker.py): with kombu's own, a worker could exit when Redis restarts.
+CELERY_BROKER_TRANSPORT = (
+    "memoryhub.broker:RedisTransport"
+    if CELERY_BROKER_URL.startswith(("redis:", "rediss:"))
+    else None
+)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -549,7 +565,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "pipeline.lifecycle_sweep",
         "schedule": float(MEMORYHUB_LIFECYCLE_INTERVAL_SECONDS),
     },
-    "requeue-stale-jobs": {"task": "pipeline.requeue_stale_jobs", "schedule": 300.0},
+    "requeue-stale-jobs": {
+        "task": "pipeline.requeue_stale_jobs",
+        "schedule": float(MEMORYHUB_REQUEUE_INTERVAL_SECONDS),
+    },
     "subject-indexes": {"task": "recall.subject_indexes", "schedule": 600.0},
     # Logged recall queries (kept encrypted for eval cases) are forgotten after their days.
     "forget-recall-queries": {"task": "recall.forget_queries", "schedule": 3600.0},

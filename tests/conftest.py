@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from django.contrib.auth.models import User
@@ -19,6 +21,9 @@ from apps.audit.actors import Actor
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_create
 from tests.embedder import DeterministicEmbedder
+
+if TYPE_CHECKING:
+    from tests.redis_server import RedisServer
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # The browser tests' fixtures (browser, context) and helpers.
@@ -98,6 +103,26 @@ def redis_url() -> str:
             pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_REDIS=1 forbids skipping.")
         pytest.skip(reason)
     return REDIS_TEST_URL
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A `redis-server` of the test's own (which it may stop and start); skips without the
+    binary, or fails under MEMORYHUB_REQUIRE_REDIS=1."""
+    from tests.redis_server import RedisServer
+
+    executable = shutil.which("redis-server")
+    if executable is None:
+        reason = "redis-server is not installed (this test starts a Redis of its own)"
+        if os.environ.get("MEMORYHUB_REQUIRE_REDIS") == "1":
+            pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_REDIS=1 forbids skipping.")
+        pytest.skip(reason)
+    server = RedisServer(executable, tmp_path)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
 
 
 # --- The API cast: two tenants, each with a full-permission key and two subjects ------------

@@ -221,10 +221,14 @@ def run_ingest_job_inline(job_id: str) -> None:
         retries += 1
 
 
-def stale_ingest_jobs_claim(*, older_than_seconds: int = 600, kind: str = INGEST) -> list[str]:
+def stale_ingest_jobs_claim(
+    *, older_than_seconds: int | None = None, kind: str = INGEST
+) -> list[str]:
     """The jobs of `kind` still queued after a while (a lost enqueue), each claimed for the
-    next `older_than_seconds` by a conditional update, so two requeues never send one job
-    twice."""
+    next `older_than_seconds` (default: MEMORYHUB_REQUEUE_AFTER_SECONDS) by a conditional
+    update, so two requeues never send one job twice."""
+    if older_than_seconds is None:
+        older_than_seconds = settings.MEMORYHUB_REQUEUE_AFTER_SECONDS
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
     stale = Job.objects.filter(kind=kind, status=JobStatus.QUEUED, updated_at__lt=cutoff)
     claimed = []

@@ -9,8 +9,10 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 from urllib.parse import quote
 
 import psycopg
@@ -57,8 +59,10 @@ app.worker_main(["worker", *sys.argv[1:]])
 """
 
 
-def start_worker(redis_url: str, queue: str) -> subprocess.Popen[str]:
-    env = {
+def celery_env(redis_url: str, queue: str) -> dict[str, str]:
+    """The environment of a Celery process of the tests: the test database, this process's
+    secrets, the broker and the queue given, and a 3 s visibility timeout."""
+    return {
         **os.environ,
         "DATABASE_URL": _database_url(),
         "DEBUG": "1",
@@ -69,6 +73,16 @@ def start_worker(redis_url: str, queue: str) -> subprocess.Popen[str]:
         "MEMORYHUB_BROKER_VISIBILITY_TIMEOUT": "3",
         "HF_HUB_OFFLINE": "1",
     }
+
+
+def start_worker(
+    redis_url: str,
+    queue: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    output: int | IO[str] = subprocess.DEVNULL,
+) -> subprocess.Popen[str]:
+    """A worker on `queue` (`env` over `celery_env`), its output to `output`."""
     return subprocess.Popen(
         [
             sys.executable, "-c", WORKER, "--pool=solo",
@@ -76,17 +90,17 @@ def start_worker(redis_url: str, queue: str) -> subprocess.Popen[str]:
             "--loglevel=WARNING",
         ],
         cwd=PROJECT_ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        env={**celery_env(redis_url, queue), **(env or {})},
+        stdout=output,
+        stderr=subprocess.STDOUT,
         text=True,
     )  # fmt: skip
 
 
-@pytest.fixture
-def broker(redis_url: str, settings) -> Iterator[tuple[str, str]]:
-    """This process enqueues on Redis (a queue of its own) instead of running tasks inline."""
-    queue = f"test-{uuid.uuid4().hex[:8]}"
+@contextmanager
+def enqueuing_on(redis_url: str, queue: str, settings) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """This process enqueues on Redis at `redis_url` (on `queue`) instead of running tasks
+    inline; `settings` is pytest-django's fixture, which restores the setting after the test."""
     names = ("broker_url", "task_always_eager", "task_default_queue", "broker_transport_options")
     saved = {name: app.conf[name] for name in names}
     settings.CELERY_TASK_ALWAYS_EAGER = False
@@ -98,10 +112,18 @@ def broker(redis_url: str, settings) -> Iterator[tuple[str, str]]:
     )
     _forget_broker_connections()  # the next send connects to this broker_url
     try:
-        yield redis_url, queue
+        yield
     finally:
         app.conf.update(saved)
         _forget_broker_connections()  # closes this test's Redis connections
+
+
+@pytest.fixture
+def broker(redis_url: str, settings) -> Iterator[tuple[str, str]]:
+    """This process enqueues on Redis (a queue of its own) instead of running tasks inline."""
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    with enqueuing_on(redis_url, queue, settings):
+        yield redis_url, queue
 
 
 def _forget_broker_connections() -> None:
