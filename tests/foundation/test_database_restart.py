@@ -276,4 +276,4 @@ def test_requests_get_503_while_postgresql_restarts_and_nothing_is_half_written(
         env=stack.env,
     )
     assert verify.returncode == 0, verify.stderr[-2000:]
-    assert "Audit chain intact" in verify.stdout
+    assert "Audit chains intact" in verify.stdout
