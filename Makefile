@@ -36,11 +36,16 @@ test: install browser
 	$(BIN)/python -m pytest
 
 # The browser tests drive Debian's Chromium (Playwright cannot download its own here).
-# As root it is installed when missing; otherwise those tests skip, saying why.
+# As root it is installed when missing (and redis-server too); otherwise those tests skip,
+# saying why.
 browser:
 	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "Installing Chromium for the browser tests (apt-get)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@# The redis-server binary: the broker-restart test starts a Redis of its own to stop it.
+	@if ! command -v redis-server >/dev/null 2>&1 && [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null || true; \
 	fi
 	@# A CJK font, so that screenshots of Chinese pages show characters (tests read the text).
 	@if ! fc-list :lang=zh 2>/dev/null | grep -q . && [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
