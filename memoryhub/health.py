@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import DatabaseError, connection
 
+from memoryhub import replica
+
 
 @dataclass(frozen=True)
 class Health:
@@ -14,6 +16,8 @@ class Health:
     pgvector: str | None
     broker: str
     error: str | None = None
+    # Reported, never failing the check: without the replica, reads go to the primary.
+    replica: dict[str, object] | None = None
 
     @property
     def ok(self) -> bool:
@@ -28,6 +32,8 @@ class Health:
         }
         if self.error:
             body["error"] = self.error
+        if self.replica is not None:
+            body["replica"] = self.replica
         return body
 
 
@@ -57,6 +63,26 @@ def check_broker(timeout: float = 2.0) -> str:
     return "ok"
 
 
+def check_replica() -> dict[str, object] | None:
+    """The replica's state (memoryhub/replica.py) when one is configured: "ok" while it
+    serves reads, else why not ("lagging", "down", "not_in_recovery", "unknown"); its lag
+    in seconds (0 when it has replayed all the primary has flushed) and the bound."""
+    if not replica.configured():
+        return None
+    state = replica.replica_state()
+    return {
+        "status": state.status,
+        "lag_seconds": None if state.lag_seconds is None else round(state.lag_seconds, 3),
+        "max_lag_seconds": replica.max_lag(),
+    }
+
+
 def current_health() -> Health:
     database, pgvector, error = check_database()
-    return Health(database=database, pgvector=pgvector, broker=check_broker(), error=error)
+    return Health(
+        database=database,
+        pgvector=pgvector,
+        broker=check_broker(),
+        error=error,
+        replica=check_replica(),
+    )

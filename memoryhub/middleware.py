@@ -1,9 +1,11 @@
 """Every request gets an id (the client's X-Request-ID when sane), echoed in the response;
-pages are dated in the viewer's time zone; signed-in pages are never cached."""
+pages are dated in the viewer's time zone; signed-in pages are never cached; with a replica,
+a request's reads and its client's next ones see what it wrote."""
 
 from __future__ import annotations
 
 import re
+import time
 import uuid
 import zoneinfo
 from collections.abc import Callable
@@ -11,6 +13,8 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
+
+from memoryhub import replica
 
 _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 
@@ -72,3 +76,42 @@ def time_zone_middleware(
         return get_response(request)
 
     return middleware
+
+
+def replica_reads_middleware(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """With a replica configured (memoryhub/replica.py), each request is a read scope: its
+    reads may use the replica until it writes, and not before the replica holds what its
+    client last wrote. A request that wrote leaves the time, after its commit, under each
+    credential it presented or was given: its Authorization header, its session cookies
+    (a login's new one too). Outside the session middleware, so a session's save counts."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        if not replica.configured():
+            return get_response(request)
+        credentials = _client_credentials(request)
+        with replica.read_scope(fresh_from=replica.client_wrote_at(credentials)) as scope:
+            response = get_response(request)
+        if scope.wrote:
+            given = [
+                f"cookie:{name}:{response.cookies[name].value}"
+                for name in replica.client_cookies()
+                if name in response.cookies and response.cookies[name].value
+            ]
+            replica.client_wrote([*credentials, *given], at=time.time())
+        return response
+
+    return middleware
+
+
+def _client_credentials(request: HttpRequest) -> list[str]:
+    credentials = [
+        f"cookie:{name}:{request.COOKIES[name]}"
+        for name in replica.client_cookies()
+        if request.COOKIES.get(name)
+    ]
+    authorization = request.headers.get("Authorization", "")
+    if authorization:
+        credentials.append(f"authorization:{authorization}")
+    return credentials

@@ -95,6 +95,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Outside the session middleware, whose save at the end of a request is a write it sees.
+    "memoryhub.middleware.replica_reads_middleware",
     # Outside the CSRF and messages middleware, whose cookies it adapts for a framed portal.
     "apps.privacy.middleware.framed_cookies_middleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -161,6 +163,28 @@ else:
         )
     }
 DATABASES["default"]["TEST"] = {"NAME": env_str("DATABASE_TEST_NAME", "test_memoryhub")}
+# A streaming replica of that database (memoryhub/replica.py): recall's candidate statements,
+# the dashboard's list pages and subject exports read from it while it lags by no more than
+# DATABASE_REPLICA_MAX_LAG_SECONDS; everything else, and every read of a request or job that
+# has written (or of a client that just wrote), goes to the primary. A test run reads the
+# test database through it (MIRROR): no second test database is made on the replica.
+DATABASE_REPLICA_URL = env_url("DATABASE_REPLICA_URL", schemes=("postgres", "postgresql", "pgsql"))
+DATABASE_REPLICA_MAX_LAG_SECONDS = env_float(
+    "DATABASE_REPLICA_MAX_LAG_SECONDS", 5.0, minimum=0.0, maximum=3600.0
+)
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = cast(
+        dict[str, Any],
+        dj_database_url.parse(
+            DATABASE_REPLICA_URL,
+            conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
+            conn_health_checks=True,
+        ),
+    )
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+    # A replica out of reach must cost a request a fallback, not a long wait for a connection.
+    DATABASES["replica"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 2)
+    DATABASE_ROUTERS = ["memoryhub.db_router.PrimaryReplicaRouter"]
 # Every connection walks HNSW indexes the way recall needs (apps/memories/recall.py), and
 # the write path's near-duplicate search with them: past the first candidates until enough
 # pass a subject's filter (iterative scans, with memory for them), 100 at a time. Start-up
@@ -170,10 +194,11 @@ DATABASES["default"]["TEST"] = {"NAME": env_str("DATABASE_TEST_NAME", "test_memo
 HNSW_SEARCH_OPTIONS = (
     "-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100 -c hnsw.scan_mem_multiplier=8"
 )
-_database_options = DATABASES["default"].setdefault("OPTIONS", {})
-_database_options["options"] = " ".join(
-    filter(None, [HNSW_SEARCH_OPTIONS, _database_options.get("options")])
-)
+for _database in DATABASES.values():
+    _database_options = _database.setdefault("OPTIONS", {})
+    _database_options["options"] = " ".join(
+        filter(None, [HNSW_SEARCH_OPTIONS, _database_options.get("options")])
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Row-level security (memoryhub/row_security.py): each namespaced request's transaction runs
 # as the role memoryhub_tenant, which the database lets see only that namespace's rows.

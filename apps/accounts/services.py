@@ -20,6 +20,7 @@ from apps.audit.actors import Actor
 from apps.audit.services import audit_denied, audit_record
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import ApplicationError
+from memoryhub.replica import bookkeeping
 
 KEY_PREFIX = "mh_"
 
@@ -144,11 +145,13 @@ def api_key_set_expiry(*, actor: Actor, api_key: ApiKey, expires_at: datetime | 
 
 
 def api_key_touch(api_key: ApiKey, *, every: timedelta = timedelta(minutes=1)) -> None:
-    """Record use, at most once a minute per key (a conditional UPDATE, no audit: not a change)."""
+    """Record use, at most once a minute per key (a conditional UPDATE, no audit: not a change).
+    Bookkeeping: the request's reads may still use a replica (memoryhub/replica.py)."""
     now = timezone.now()
     if api_key.last_used_at and now - api_key.last_used_at < every:
         return
-    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    with bookkeeping():
+        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
     api_key.last_used_at = now
 
 

@@ -23,6 +23,7 @@ from apps.memories.models import Memory
 from apps.namespaces.models import Namespace
 from apps.pipeline.models import Job
 from memoryhub.exceptions import ApplicationError
+from memoryhub.replica import bookkeeping
 
 
 def content_read_record(
@@ -34,7 +35,9 @@ def content_read_record(
     subject_id: uuid.UUID | None = None,
 ) -> AuditEvent | None:
     """Record that `actor` was shown decrypted content: which memories (ids) or which
-    subject, on which page (`what`). Nothing is recorded when nothing was shown."""
+    subject, on which page (`what`). Nothing is recorded when nothing was shown.
+    Bookkeeping: the reader's next page may still be read from a replica (memoryhub/replica.py);
+    otherwise every page view would send the next one to the primary."""
     ids = [str(i) for i in memory_ids]
     if not ids and subject_id is None:
         return None
@@ -57,15 +60,18 @@ def content_read_record(
             details["subjects"] = subjects
     if len(ids) > 1:
         details["memory_ids"] = ids
-    return audit_record(
-        actor=actor,
-        action=f"dashboard.read.{what}",
-        namespace=namespace,
-        subject_id=subject_id,
-        object_type="memory" if ids else "subject",
-        object_id=ids[0] if len(ids) == 1 else (str(subject_id) if subject_id and not ids else ""),
-        details=details or None,
-    )
+    with bookkeeping():
+        return audit_record(
+            actor=actor,
+            action=f"dashboard.read.{what}",
+            namespace=namespace,
+            subject_id=subject_id,
+            object_type="memory" if ids else "subject",
+            object_id=(
+                ids[0] if len(ids) == 1 else (str(subject_id) if subject_id and not ids else "")
+            ),
+            details=details or None,
+        )
 
 
 def purge_start(

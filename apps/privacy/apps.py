@@ -7,3 +7,8 @@ class PrivacyConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.privacy import checks  # noqa: F401  (registers the deployment check)
+        from apps.privacy.views import COOKIE
+        from memoryhub.replica import client_cookie_register
+
+        # A portal session's writes (a correction) are read from the primary by its next page.
+        client_cookie_register(COOKIE)

@@ -11,7 +11,9 @@ the query, by its own embedding and by its neighbour-context embedding, are comp
 database; `ranking.score` fuses them. (A second HNSW search by neighbour context found
 nothing the others missed on LoCoMo, and cost a scan: it was dropped.)
 Each recall writes a RecallLog row (ids only) so admins and the subject can see what was
-served to whom.
+served to whom. The population statistics, the keyword statement and the candidate statement
+read from the replica when it may serve them (memoryhub/replica.py); the subject, its keys
+and the log are the primary's.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from apps.recall.config import RecallConfig, config_of
 from apps.recall.services import recall_log_create
 from apps.recall.statements import RecallFilters, RecallScope
 from memoryhub.exceptions import ApplicationError
+from memoryhub.replica import read_alias, reading_from_replica
 
 logger = logging.getLogger(__name__)
 MAX_K = 100
@@ -220,11 +223,8 @@ def _find(
         )
         terms = keyword_index.query_terms(query, keys.index_key(namespace.pk))
         weights = ranking.adapt(plan.weights, query, vectors_read_cjk=spaces.mode != "primary")
-        stats = statements.population_stats(scope.unfiltered())
-        # Filters narrow the population: its statistics are then only counted where needed.
-        known = stats.get("common", {}) if plan.filters == RecallFilters() else {}
-        keyword_ids, frequencies = statements.keyword_candidates(
-            scope, terms, stats, weights, known, limit=plan.config.keyword_candidates
+        stats, keyword_ids, frequencies = reading_from_replica(
+            lambda: _keyword_search(scope, terms, weights, plan)
         )
     except BaseException:
         embedding.cancel()
@@ -234,14 +234,29 @@ def _find(
     vectors = _query_vectors(spaces, query, query_vector, primary_first, stats, timings)
     mark = time.perf_counter()
     embedded = stats.get("embedded" if primary_first else "embedded_multilingual", 0)
-    rows, fetched, split = _candidate_rows(
-        scope, vectors, terms, keyword_ids, stats, plan.config, embedded
+    rows, fetched, split = reading_from_replica(
+        lambda: _candidate_rows(scope, vectors, terms, keyword_ids, stats, plan.config, embedded)
     )
     timings["candidates"] = _ms(mark)
     return _Found(
         subject, weights, stats, terms, frequencies, vectors, primary_first, latin_query,
         rows, fetched, split,
     )  # fmt: skip
+
+
+def _keyword_search(
+    scope: RecallScope, terms: list[int], weights: ranking.Weights, plan: _Plan
+) -> tuple[dict[str, Any], list[uuid.UUID], list[int]]:
+    """The population's statistics, the keyword candidates and the query terms' document
+    frequencies, from the database `read_alias()` names."""
+    using = read_alias()
+    stats = statements.population_stats(scope.unfiltered(), using)
+    # Filters narrow the population: its statistics are then only counted where needed.
+    known = stats.get("common", {}) if plan.filters == RecallFilters() else {}
+    keyword_ids, frequencies = statements.keyword_candidates(
+        scope, terms, stats, weights, known, limit=plan.config.keyword_candidates, using=using
+    )
+    return stats, keyword_ids, frequencies
 
 
 def _candidate_rows(
@@ -257,9 +272,9 @@ def _candidate_rows(
     scoring. The connection's HNSW settings (settings.HNSW_SEARCH_OPTIONS) keep the graph
     walk going until enough rows pass the subject filter, with memory for it: at the
     defaults, a subject whose memories all lie beyond thousands of others' got one candidate,
-    not forty."""
+    not forty. Read from the database `read_alias()` names."""
     exact = stats["documents"] <= EXACT_SCAN_DOCUMENTS
-    with statements.bound_cursor() as cursor:
+    with statements.bound_cursor(read_alias()) as cursor:
         while True:
             sql, params = statements.candidate_sql(
                 scope, vectors, terms, keyword_ids, exact, config.vector_candidates
@@ -347,6 +362,8 @@ def _hits(request: RecallRequest, plan: _Plan, found: _Found, ranked: _Ranked) -
     hits: list[RecallHit] = []
     for i, hit_relevance in zip(order, relevances.tolist(), strict=True):
         memory = memories[i]
+        if memory.subject_id is not None and memory.subject_id not in subjects:
+            continue  # read from a replica, of a subject the primary has erased since
         memory.namespace = request.namespace
         memory.subject = subjects.get(memory.subject_id)
         components = {

@@ -18,6 +18,7 @@ from apps.memories.row_encryption import KeyCache, open_row, seal_row
 from apps.namespaces.models import Namespace
 from apps.recall.models import RecallFeedback, RecallLog
 from memoryhub.exceptions import ApplicationError, NotFound
+from memoryhub.replica import bookkeeping
 
 
 def recall_log_create(
@@ -34,7 +35,8 @@ def recall_log_create(
 ) -> RecallLog:
     """Record which memories were served to whom (ids; the query encrypted, when given, for
     eval cases; no content). Not an audit event: reads are accounted here, at the memory
-    level, erased with the subject."""
+    level, erased with the subject. Bookkeeping: the recall's client may go on reading from a
+    replica (memoryhub/replica.py)."""
     log = RecallLog(
         namespace=namespace,
         subject=subject,
@@ -48,7 +50,8 @@ def recall_log_create(
     )
     if query and settings.MEMORYHUB_RECALL_QUERY_DAYS > 0:
         seal_row(keys or KeyCache(), log, namespace.pk, log.subject_id, query)
-    log.save(force_insert=True)
+    with bookkeeping():
+        log.save(force_insert=True)
     return log
 
 

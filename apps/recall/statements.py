@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import psycopg
 from django.core.cache import cache
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import DateTimeField, Field
 
@@ -143,11 +143,12 @@ def keyword_candidates(
     weights: ranking.Weights,
     known_frequencies: dict[int, int],
     limit: int = KEYWORD_CANDIDATES,
+    using: str = DEFAULT_DB_ALIAS,
 ) -> tuple[list[uuid.UUID], list[int]]:
     """The best `limit` keyword matches by BM25 (matches found row by row or
     through the GIN indexes, then BM25 in the database), and the population's document
     frequencies of the query terms (sorted by term): the known ones as given, the others
-    counted over every match.
+    counted over every match. Read from the database `using` names.
 
     Only the best matches go on to be scored in full: a large subject can have thousands of
     memories sharing a common query word, and computing their similarities would cost more
@@ -187,7 +188,10 @@ def keyword_candidates(
     )
     params.update({f"term_{i}": term for i, term in enumerate(distinct)})
     params.update({f"known_{i}": known_frequencies[distinct[i]] for i in known})
-    with connection.cursor() as cursor, row_security.owner_statement(cursor) as wall:
+    with (
+        connections[using].cursor() as cursor,
+        row_security.owner_statement(cursor, using) as wall,
+    ):
         cursor.execute(sql.replace("{wall}", f"AND {wall}" if wall else ""), params)
         ids, frequencies = cursor.fetchone()
     return list(ids), list(frequencies)
@@ -398,18 +402,19 @@ def _served_column(served: Field[Any, Any]) -> str:
 
 
 @contextmanager
-def bound_cursor() -> Iterator[CursorWrapper]:
-    """A cursor that sends the values apart from the statement (psycopg's server-side
-    binding), not quoted into its text as Django's cursors do. For the candidate statement,
-    whose query vector appears three times: 0.8 ms less per recall on a 2-core Xeon
-    (psycopg's own `Cursor`; Django's wrapper kept, with its execute wrappers, query log and
-    error classes)."""
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        raw = psycopg.Cursor(connection.connection)
+def bound_cursor(using: str = DEFAULT_DB_ALIAS) -> Iterator[CursorWrapper]:
+    """A cursor (on the database `using` names) that sends the values apart from the
+    statement (psycopg's server-side binding), not quoted into its text as Django's cursors
+    do. For the candidate statement, whose query vector appears three times: 0.8 ms less per
+    recall on a 2-core Xeon (psycopg's own `Cursor`; Django's wrapper kept, with its execute
+    wrappers, query log and error classes)."""
+    database = connections[using]
+    database.close_if_health_check_failed()
+    database.ensure_connection()
+    with database.wrap_database_errors:
+        raw = psycopg.Cursor(database.connection)
     # Django's own step from a driver cursor to its wrapper (BaseDatabaseWrapper.cursor).
-    cursor = connection._prepare_cursor(raw)  # type: ignore[attr-defined]
+    cursor = database._prepare_cursor(raw)  # type: ignore[attr-defined]
     try:
         yield cursor
     finally:
@@ -427,10 +432,11 @@ def term_counts(column: str, count: int) -> str:
     return f"ARRAY[{counts}]::integer[]"
 
 
-def population_stats(scope: RecallScope) -> dict[str, Any]:
+def population_stats(scope: RecallScope, using: str = DEFAULT_DB_ALIAS) -> dict[str, Any]:
     """Document count (also of those with an embedding of each model, and of those not in
     Latin script), average (neighbour-weighted) length and the common terms (see
-    COMMON_TERM_SHARE) with their document frequencies, of the searched population.
+    COMMON_TERM_SHARE) with their document frequencies, of the searched population, counted
+    on the database `using` names.
 
     BM25 needs only their rough size, which changes slowly, so they are cached for a few
     minutes instead of scanning every memory of a large subject on each recall.
@@ -445,7 +451,7 @@ def population_stats(scope: RecallScope) -> dict[str, Any]:
         params["context_weight"] = ranking.CONTEXT_WEIGHT
         # Only the fixed fragments of the condition are interpolated.
         length = "token_count + %(context_weight)s * cardinality(context_index)"
-        with connection.cursor() as cursor:
+        with connections[using].cursor() as cursor:
             sql = (
                 f"SELECT count(*), count(embedding), avg({length}),"  # noqa: S608
                 f" count(multilingual_embedding), count(*) FILTER (WHERE NOT latin_script)"

@@ -12,6 +12,7 @@ def test_it_reports_ok_with_the_pgvector_version(client: Client) -> None:
     assert body["database"] == "ok"
     assert body["pgvector"].startswith("0.")
     assert body["broker"] == "in-process"
+    assert "replica" not in body  # none configured: nothing to report
 
 
 @pytest.mark.django_db(transaction=True)

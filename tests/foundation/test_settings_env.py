@@ -1,3 +1,5 @@
+import json
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
@@ -151,6 +153,40 @@ def test_connections_carry_the_hnsw_search_options_and_the_operators_win(
         "-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100"
         " -c hnsw.scan_mem_multiplier=8" + operators
     )
+
+
+REPLICA_OF = (
+    "import json, django; django.setup(); from django.conf import settings; "
+    "replica = settings.DATABASES.get('replica'); print(json.dumps(replica and ["
+    "replica['HOST'], replica['TEST']['MIRROR'], replica['OPTIONS']])); "
+    "print(json.dumps(settings.DATABASE_ROUTERS))"
+)
+
+
+def test_a_replica_url_adds_the_replica_and_its_router() -> None:
+    primary = {"DEBUG": "1", "DATABASE_URL": "postgres://u@db/x"}
+    alone = run_python(REPLICA_OF, env=primary)
+    paired = run_python(
+        REPLICA_OF, env={**primary, "DATABASE_REPLICA_URL": "postgres://u@db-replica/x"}
+    )
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout.split("\n")[:2] == ["null", "[]"]
+    assert paired.returncode == 0, paired.stderr
+    replica, routers = (json.loads(line) for line in paired.stdout.split("\n")[:2])
+    # A test run reads the primary's test database through it: no test database of its own.
+    assert replica[:2] == ["db-replica", "default"]
+    assert replica[2]["connect_timeout"] == 2
+    assert replica[2]["options"].startswith("-c hnsw.iterative_scan=relaxed_order")
+    assert routers == ["memoryhub.db_router.PrimaryReplicaRouter"]
+
+
+def test_settings_refuse_a_replica_url_of_the_wrong_scheme() -> None:
+    result = run_python(
+        "import django; django.setup()",
+        env={"DEBUG": "1", "DATABASE_REPLICA_URL": "mysql://u@db-replica/x"},
+    )
+    assert result.returncode != 0
+    assert "DATABASE_REPLICA_URL must start with one of postgres://" in result.stderr
 
 
 CACHE_OF = (

@@ -42,6 +42,7 @@ from apps.recall.relevance import DEFAULT_MIN_RELEVANCE
 from apps.recall.search import RecallRequest, recall_memories
 from apps.recall.statements import RecallFilters
 from memoryhub.exceptions import ApplicationError
+from memoryhub.replica import reading_from_replica
 
 COMPONENTS = ("vector", "context", "keyword", "boosts", "recency", "importance")
 BAR_WIDTH = 48
@@ -63,7 +64,8 @@ def namespace_pick(request: DashboardRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def explorer(request: DashboardRequest, slug: str) -> HttpResponse:
     """Newest first, filtered by the query string; with a query (POSTed: its text stays out
-    of addresses and logs), the recall engine's hits with their score components."""
+    of addresses and logs), the recall engine's hits with their score components. The list
+    is read from the replica when it may serve the request (memoryhub/replica.py)."""
     namespace = namespace_for_request(request, slug)
     filters = request.GET.copy()
     if request.method == "POST":
@@ -101,12 +103,14 @@ def explorer(request: DashboardRequest, slug: str) -> HttpResponse:
         )
         shown = [hit["row"].memory.pk for hit in context["hits"]]
     elif not filterset.is_bound or filterset.is_valid():
-        page = selectors.explorer_page(
-            memories=filterset.qs,
-            size=size,
-            after=request.GET.get("after", ""),
-            before=request.GET.get("before", ""),
-            sort=sort,
+        page = reading_from_replica(
+            lambda: selectors.explorer_page(
+                memories=filterset.qs,
+                size=size,
+                after=request.GET.get("after", ""),
+                before=request.GET.get("before", ""),
+                sort=sort,
+            )
         )
         context["page"] = page
         shown = [row.memory.pk for row in page.rows]

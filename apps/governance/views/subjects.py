@@ -36,12 +36,15 @@ from apps.memories.services import (
 )
 from apps.privacy.models import Flow
 from apps.privacy.services import LOCALES, portal_link_create
+from memoryhub.replica import reading_from_replica
 
 # --- Subjects ------------------------------------------------------------------------------
 
 
 @login_required
 def subjects(request: DashboardRequest, slug: str) -> HttpResponse:
+    """The namespace's subjects, a page at a time, read from the replica when it may serve
+    the request (memoryhub/replica.py)."""
     namespace = namespace_for_request(request, slug)
     search = request.GET.get("q", "").strip()[:255]
     found = selectors.subject_list(namespace=namespace, search=search)
@@ -50,8 +53,7 @@ def subjects(request: DashboardRequest, slug: str) -> HttpResponse:
         offset = max(int(request.GET.get("offset", 0)), 0)
     except ValueError:
         offset = 0
-    total = found.count()
-    rows = list(found[offset : offset + size])
+    total, rows = reading_from_replica(lambda: (found.count(), list(found[offset : offset + size])))
     template = "governance/subjects.html"
     if request.htmx and not request.htmx.boosted:
         template += "#results"

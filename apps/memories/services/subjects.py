@@ -33,6 +33,7 @@ from apps.memories.row_encryption import (
 from apps.memories.selectors import memory_public_fields
 from apps.memories.tasks import vacuum_data_keys
 from apps.namespaces.models import Namespace
+from memoryhub.replica import reading_from_replica
 from memoryhub.tasks import after_commit
 
 EXPORT_SCHEMA_ID = "/api/v1/schemas/subject-export-v1.json"
@@ -86,7 +87,27 @@ def subject_set_paused(*, actor: Actor, subject: Subject, paused: bool) -> Subje
 
 
 def subject_export(*, actor: Actor, subject: Subject) -> dict[str, Any]:
-    """Everything stored about a subject, decrypted, as a document valid against the schema."""
+    """Everything stored about a subject, decrypted, as a document valid against the schema.
+    Read from the replica when it may serve the request (memoryhub/replica.py), then audited
+    (`subject.export`, with the counts) on the primary."""
+    namespace = subject.namespace  # the primary's: a lagging replica may not have it yet
+    document = reading_from_replica(lambda: _export_document(subject))
+    audit_record(
+        actor=actor,
+        action="subject.export",
+        namespace=namespace,
+        subject_id=subject.pk,
+        object_type="subject",
+        object_id=str(subject.pk),
+        details={
+            "memories": len(document["memories"]),
+            "versions": sum(len(memory["versions"]) for memory in document["memories"]),
+        },
+    )
+    return document
+
+
+def _export_document(subject: Subject) -> dict[str, Any]:
     keys = KeyCache()
     memories = list(Memory.objects.filter(subject=subject).order_by("created_at", "id"))
     versions: dict[uuid.UUID, list[MemoryVersion]] = {}
@@ -120,15 +141,6 @@ def subject_export(*, actor: Actor, subject: Subject) -> dict[str, Any]:
         ],
         **{name: part(keys, subject) for name, part in _export_parts.items()},
     }
-    audit_record(
-        actor=actor,
-        action="subject.export",
-        namespace=subject.namespace,
-        subject_id=subject.pk,
-        object_type="subject",
-        object_id=str(subject.pk),
-        details={"memories": len(memories), "versions": sum(len(v) for v in versions.values())},
-    )
     return document
 
 
