@@ -13,8 +13,9 @@ apply. The app's database user must therefore own the tables (it runs the migrat
 be allowed to `SET ROLE memoryhub_tenant`, which the migration grants. Switched off with
 `MEMORYHUB_ROW_SECURITY=0` (the policies then stay, unused).
 
-Tables with a `namespace_id` are walled by it; versions, messages and session summaries by
-their parent row, which the parent's own policy walls.
+Tables are walled by their `namespace_id`; versions, messages and session summaries by
+their parent row, which the parent's own policy walls (their policies predate their copy of
+the parent's namespace).
 """
 
 from __future__ import annotations

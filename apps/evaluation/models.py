@@ -72,7 +72,9 @@ class EvalCase(EncryptedContent):
     class Meta:
         ordering = ["eval_set", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["eval_set", "position"], name="eval_case_position")
+            models.UniqueConstraint(
+                fields=["eval_set", "position", "namespace"], name="eval_case_position"
+            )
         ]
 
     def __str__(self) -> str:
@@ -167,7 +169,9 @@ class CaseResult(models.Model):
     tokens = models.PositiveIntegerField(default=0)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "case"], name="one_result_per_case")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "case", "namespace"], name="one_result_per_case")
+        ]
 
     def __str__(self) -> str:
         return f"result of {self.case_id} in {self.run_id}"

@@ -71,8 +71,10 @@ class DataKey(models.Model):
     namespace = models.ForeignKey(
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="data_keys"
     )
-    subject = models.OneToOneField(
-        Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="data_key"
+    # A subject has one key: the unique key below, which carries the namespace (as a
+    # distributed table's keys must) and indexes the subject.
+    subject = models.ForeignKey(
+        Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="+", db_index=False
     )
     version = models.PositiveIntegerField(default=1)
     wrapped = models.BinaryField()
@@ -82,6 +84,7 @@ class DataKey(models.Model):
 
     class Meta:
         constraints = [
+            models.UniqueConstraint(fields=["subject", "namespace"], name="one_key_per_subject"),
             models.UniqueConstraint(
                 fields=["namespace"],
                 condition=Q(subject__isnull=True),
@@ -204,6 +207,10 @@ class Memory(EncryptedContent):
 class MemoryVersion(EncryptedContent):
     """An earlier content of a memory, encrypted under the same data key, with who and why."""
 
+    # The memory's namespace, copied: the column a distributed table is spread by.
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
+    )
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="versions")
     version = models.PositiveIntegerField()
     changed_by = models.CharField(max_length=200)
@@ -214,7 +221,7 @@ class MemoryVersion(EncryptedContent):
         ordering = ["memory", "-version"]
         constraints = [
             models.UniqueConstraint(
-                fields=["memory", "version"], name="one_row_per_memory_version"
+                fields=["memory", "version", "namespace"], name="one_row_per_memory_version"
             ),
         ]
 

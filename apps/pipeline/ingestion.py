@@ -307,6 +307,7 @@ def _store_messages(
     rows = []
     for offset, (message, screen) in enumerate(zip(messages, screened, strict=True)):
         row = Message(
+            namespace_id=session.namespace_id,
             session=session,
             position=start + offset,
             role=message.role,

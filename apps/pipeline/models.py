@@ -42,7 +42,7 @@ class Session(models.Model):
         ordering = ["-updated_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["subject", "external_id"], name="one_session_per_external_id"
+                fields=["subject", "external_id", "namespace"], name="one_session_per_external_id"
             )
         ]
 
@@ -61,6 +61,10 @@ class Message(EncryptedContent):
     """One turn of a session, encrypted under the subject's key; `position` orders them."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # The session's namespace, copied: the column a distributed table is spread by.
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
+    )
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
     position = models.PositiveIntegerField()
     role = models.CharField(max_length=16, choices=MessageRole.choices)
@@ -74,7 +78,9 @@ class Message(EncryptedContent):
         db_table = "memories_message"
         ordering = ["session", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["session", "position"], name="one_message_per_position")
+            models.UniqueConstraint(
+                fields=["session", "position", "namespace"], name="one_message_per_position"
+            )
         ]
 
     def __str__(self) -> str:
@@ -182,6 +188,10 @@ class SessionSummary(EncryptedContent):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # The session's namespace, copied: the column a distributed table is spread by.
+    namespace = models.ForeignKey(
+        "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
+    )
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="summaries")
     version = models.PositiveIntegerField()
     through_position = models.PositiveIntegerField()
@@ -199,7 +209,9 @@ class SessionSummary(EncryptedContent):
         db_table = "memories_sessionsummary"
         ordering = ["session", "-version"]
         constraints = [
-            models.UniqueConstraint(fields=["session", "version"], name="one_summary_per_version")
+            models.UniqueConstraint(
+                fields=["session", "version", "namespace"], name="one_summary_per_version"
+            )
         ]
 
     def __str__(self) -> str:

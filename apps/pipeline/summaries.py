@@ -50,6 +50,7 @@ def session_summary_update(
     if not text or (latest is not None and text == previous):
         return latest
     summary = SessionSummary(
+        namespace_id=session.namespace_id,
         session=session,
         version=(latest.version + 1) if latest else 1,
         through_position=max(t.position for t in new_turns),
@@ -111,6 +112,7 @@ def _session_summary_whole(
     if not text:
         return latest
     summary = SessionSummary(
+        namespace_id=session.namespace_id,
         session=session,
         version=(latest.version + 1) if latest else 1,
         through_position=rows[-1].position,

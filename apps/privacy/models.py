@@ -54,13 +54,20 @@ class PortalSession(models.Model):
     subject = models.ForeignKey(
         "memories.Subject", on_delete=models.CASCADE, related_name="portal_sessions"
     )
-    link = models.OneToOneField(PortalLink, on_delete=models.CASCADE, related_name="session")
+    # Indexed by the unique key below.
+    link = models.ForeignKey(PortalLink, on_delete=models.CASCADE, related_name="+", db_index=False)
     key_hash = models.CharField(max_length=64, unique=True)
     locale = models.CharField(max_length=16, default="en")
     return_url = models.CharField(max_length=2000, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
     ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        # A link opens one session.
+        constraints = [
+            models.UniqueConstraint(fields=["link", "namespace"], name="one_session_per_link")
+        ]
 
     def __str__(self) -> str:
         return f"portal session {self.id}"
@@ -72,11 +79,19 @@ class ScheduledErasure(models.Model):
     namespace = models.ForeignKey(
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
-    subject = models.OneToOneField(
-        "memories.Subject", on_delete=models.CASCADE, related_name="scheduled_erasure"
+    # Indexed by the unique key below.
+    subject = models.ForeignKey(
+        "memories.Subject", on_delete=models.CASCADE, related_name="+", db_index=False
     )
     requested_at = models.DateTimeField(default=timezone.now)
     run_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subject", "namespace"], name="one_scheduled_erasure_per_subject"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"erasure of {self.subject_id} at {self.run_at:%Y-%m-%d %H:%M}"

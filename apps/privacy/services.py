@@ -385,11 +385,9 @@ def erasure_request(
         return KeptReceipt(receipt=receipt, code=code)
     with transaction.atomic():
         scheduled, _ = ScheduledErasure.objects.get_or_create(
+            namespace_id=subject.namespace_id,
             subject=subject,
-            defaults={
-                "namespace_id": subject.namespace_id,
-                "run_at": timezone.now() + timedelta(days=grace),
-            },
+            defaults={"run_at": timezone.now() + timedelta(days=grace)},
         )
         audit_record(
             actor=actor,

@@ -83,7 +83,7 @@ class RecallFeedback(EncryptedContent):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["recall", "memory_id", "actor_type", "actor_id"],
+                fields=["recall", "memory_id", "actor_type", "actor_id", "namespace"],
                 name="one_feedback_per_memory_and_actor",
             )
         ]

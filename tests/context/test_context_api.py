@@ -125,7 +125,9 @@ def test_summary_sends_the_turns_it_does_not_cover_yet_verbatim(conversation: Te
     from apps.pipeline.models import Message
 
     session = Session.objects.get(external_id="trip")
-    later = Message(session=session, position=6, role="user", token_count=3)
+    later = Message(
+        namespace_id=session.namespace_id, session=session, position=6, role="user", token_count=3
+    )
     from apps.memories.row_encryption import KeyCache, seal_row
 
     seal_row(KeyCache(), later, session.namespace_id, session.subject_id, "And dessert ideas?")

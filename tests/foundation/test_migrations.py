@@ -41,6 +41,8 @@ def test_it_moves_every_row_of_the_old_layout_to_the_new_apps() -> None:
     Job = old.get_model("memories", "Job")
     ConsolidationLog = old.get_model("memories", "ConsolidationLog")
     RecallLog = old.get_model("memories", "RecallLog")
+    Memory = old.get_model("memories", "Memory")
+    MemoryVersion = old.get_model("memories", "MemoryVersion")
 
     namespace = Namespace.objects.create(slug="before", name="Before")
     subject = Subject.objects.create(namespace_id=namespace.pk, external_id="user-1")
@@ -71,6 +73,12 @@ def test_it_moves_every_row_of_the_old_layout_to_the_new_apps() -> None:
     ConsolidationLog.objects.create(
         namespace_id=namespace.pk, subject=subject, job=job, decision="add", reason="new fact"
     )
+    memory = Memory.objects.create(
+        namespace_id=namespace.pk, subject=subject, content_encrypted=b"sealed", key_version=1
+    )
+    version = MemoryVersion.objects.create(
+        memory=memory, version=1, changed_by="key1", content_encrypted=b"sealed", key_version=1
+    )
     served = [uuid.uuid4(), uuid.uuid4()]
     recall = RecallLog.objects.create(
         namespace_id=namespace.pk,
@@ -82,6 +90,7 @@ def test_it_moves_every_row_of_the_old_layout_to_the_new_apps() -> None:
 
     _migrate(_leaf_nodes())
 
+    from apps.memories.models import MemoryVersion as MemoryVersionNow
     from apps.memories.models import Subject as SubjectNow
     from apps.pipeline.models import ConsolidationLog as ConsolidationLogNow
     from apps.pipeline.models import Job as JobNow
@@ -96,10 +105,12 @@ def test_it_moves_every_row_of_the_old_layout_to_the_new_apps() -> None:
     keys = KeyCache()
     for pk, text in messages:
         message = MessageNow.objects.get(pk=pk)
-        assert message.session_id == session.pk
+        assert (message.session_id, message.namespace_id) == (session.pk, namespace.pk)
         assert open_row(keys, message, namespace.pk, subject.pk) == text
     summary_now = SessionSummaryNow.objects.get(pk=summary.pk)
     assert open_row(keys, summary_now, namespace.pk, subject.pk) == "The user lives in Lisbon."
+    assert summary_now.namespace_id == namespace.pk
+    assert MemoryVersionNow.objects.get(pk=version.pk).namespace_id == namespace.pk
     job_now = JobNow.objects.get(pk=job.pk)
     assert (job_now.idempotency_key, job_now.status) == ("retry-1", "succeeded")
     assert job_now.payload == {"messages": [str(pk) for pk, _ in messages]}

@@ -281,7 +281,11 @@ def memories_insert(
     versions = []
     for memory, item in zip(memories, items, strict=True):
         version = MemoryVersion(
-            memory=memory, version=1, changed_by=actor.display[:200], reason=gettext_noop("created")
+            namespace_id=memory.namespace_id,
+            memory=memory,
+            version=1,
+            changed_by=actor.display[:200],
+            reason=gettext_noop("created"),
         )
         seal_version(keys, version, memory.subject_id, memory.namespace_id, item.content)
         versions.append(version)
@@ -553,7 +557,11 @@ def _store_version(
     keys: KeyCache, memory: Memory, content: str, *, changed_by: str, reason: str
 ) -> None:
     version = MemoryVersion(
-        memory=memory, version=memory.version, changed_by=changed_by[:200], reason=reason
+        namespace_id=memory.namespace_id,
+        memory=memory,
+        version=memory.version,
+        changed_by=changed_by[:200],
+        reason=reason,
     )
     seal_version(keys, version, memory.subject_id, memory.namespace_id, content)
     version.save(force_insert=True)
