@@ -153,10 +153,14 @@ def load(events: int, log: Callable[[str], None]) -> dict[str, Any]:
             )
             log(f"  {high - first_id + 1:>9,} events ({time.perf_counter() - started:.0f} s)")
         last_id = first_id + events - 1
-        # Appends after the load take their ids from the sequence, and each chain's head is
-        # made again from its newest event by its next append.
+        # Appends after the load take their ids from the sequence; each chain's head is its
+        # newest event (a walk starts each chain there).
         cursor.execute(f"SELECT setval(pg_get_serial_sequence('{TABLE}', 'id'), %s)", [last_id])
         ChainHead.objects.all().delete()
+        cursor.execute(
+            f"INSERT INTO {ChainHead._meta.db_table} (id, last_id, last_hash) "  # noqa: S608
+            f"SELECT DISTINCT ON (chain) chain, id, hash FROM {TABLE} ORDER BY chain, id DESC"
+        )
         cursor.execute(f"VACUUM (ANALYZE) {TABLE}")
     log(f"loaded {events:,} events in {time.perf_counter() - started:.1f} s (with VACUUM ANALYZE)")
     return {"first": first_id, "last": last_id, "namespaces": namespaces}

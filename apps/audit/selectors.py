@@ -23,6 +23,7 @@ class ChainState:
     last_id: int
     last_hash: str
     last_at: datetime | None
+    slug: str | None  # its newest event's namespace slug ("" without one)
 
 
 def audit_event_list(
@@ -79,18 +80,30 @@ def audit_chain_verify(chain_key: int | None = None) -> tuple[int, chain.BrokenL
     return walk.checked, chain_truncation(chain_key)
 
 
-def chain_heads(namespace_ids: Collection[int] | None = None) -> list[ChainState]:
-    """Each chain's head: its key, its newest event's id and time, in key order (the sealed
-    chain, the global one, then namespaces). `namespace_ids` limits them to those
-    namespaces' chains (None: every chain). One query."""
-    heads = ChainHead.objects.exclude(last_id=0).order_by("id")
+def chain_heads(
+    namespace_ids: Collection[int] | None = None, *, most_recent: int | None = None
+) -> list[ChainState]:
+    """Each chain's head: its key, its newest event's id, time and namespace slug, in key
+    order (the sealed chain, the global one, then namespaces), or the `most_recent` most
+    recently written first. `namespace_ids` limits them to those chains (None: every
+    chain). One query."""
+    heads = ChainHead.objects.exclude(last_id=0)
     if namespace_ids is not None:
         heads = heads.filter(id__in=namespace_ids)
-    newest_at = AuditEvent.objects.filter(pk=OuterRef("last_id")).values("created_at")[:1]
-    rows = heads.annotate(newest_at=Subquery(newest_at)).values_list(
-        "id", "last_id", "last_hash", "newest_at"
-    )
-    return [ChainState(key, last_id, last_hash, at) for key, last_id, last_hash, at in rows]
+    heads = heads.order_by("-last_id")[:most_recent] if most_recent else heads.order_by("id")
+    newest = AuditEvent.objects.filter(pk=OuterRef("last_id"))
+    rows = heads.annotate(
+        newest_at=Subquery(newest.values("created_at")[:1]),
+        newest_slug=Subquery(newest.values("namespace_slug")[:1]),
+    ).values_list("id", "last_id", "last_hash", "newest_at", "newest_slug")
+    return [ChainState(*row) for row in rows]
+
+
+def chain_count(namespace_ids: Collection[int] | None = None) -> int:
+    heads = ChainHead.objects.exclude(last_id=0)
+    if namespace_ids is not None:
+        heads = heads.filter(id__in=namespace_ids)
+    return heads.count()
 
 
 def chain_status_latest() -> ChainVerification | None:

@@ -17,7 +17,7 @@ from django.utils.translation import gettext
 
 from apps.audit import chain
 from apps.audit.models import AuditEvent, ChainVerification, VerificationStatus
-from apps.audit.selectors import chain_heads
+from apps.audit.selectors import chain_count, chain_heads
 from apps.audit.services import chain_settled_newest, event_as_chain_fields
 from apps.memories.models import Subject
 from apps.namespaces.models import MembershipRole, Namespace
@@ -217,12 +217,14 @@ def audit_chain_rows(
 ) -> tuple[list[ChainRow], int]:
     """The chains the viewer may see (superusers every one; owners their namespaces'), the
     most recently written first, at most CHAINS_SHOWN (a broken one always among them);
-    with how many there are in all."""
-    heads = chain_heads(None if scope.everything else list(scope.namespaces.values()))
-    heads.sort(key=lambda head: -head.last_id)
-    broken = [head for head in heads if status and status.broken_chain == head.key]
-    shown = broken + [head for head in heads if head not in broken][: CHAINS_SHOWN - len(broken)]
-    names = dict(Namespace.objects.filter(pk__in=[h.key for h in shown]).values_list("pk", "name"))
+    with how many there are in all. Three queries, whatever the number of chains."""
+    visible = None if scope.everything else list(scope.namespaces.values())
+    heads = chain_heads(visible, most_recent=CHAINS_SHOWN)
+    broken = status.broken_chain if status else None
+    shown = {head.key for head in heads}
+    if broken is not None and broken not in shown and (visible is None or broken in visible):
+        heads = [*chain_heads([broken]), *heads[: CHAINS_SHOWN - 1]]
+    names = dict(Namespace.objects.filter(pk__in=[h.key for h in heads]).values_list("pk", "name"))
     rows = [
         ChainRow(
             key=head.key,
@@ -232,9 +234,9 @@ def audit_chain_rows(
             last_at=head.last_at,
             state=_chain_state(head.key, head.last_id, status),
         )
-        for head in shown
+        for head in heads
     ]
-    return rows, len(heads)
+    return rows, chain_count(visible)
 
 
 def _chain_name(key: int, names: dict[int, str]) -> str:

@@ -28,6 +28,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.middleware import HtmxDetails
 
 from apps.audit.actors import Actor
+from apps.audit.models import ChainVerification
 from apps.audit.selectors import (
     chain_status_latest,
     chain_verification_get,
@@ -79,9 +80,9 @@ def _without(query: QueryDict, *names: str) -> str:
     return kept.urlencode()
 
 
-def _chain_context() -> dict[str, object]:
+def _chain_context(status: ChainVerification | None) -> dict[str, object]:
     return {
-        "status": chain_status_latest(),
+        "status": status,
         "running": chain_verification_running(),
         "verify_form": VerifyForm(),
     }
@@ -117,11 +118,11 @@ def audit_log(request: DashboardRequest) -> HttpResponse:
                 before=request.GET.get("before", ""),
             )
         )
-    if scope.everything:
-        context.update(_chain_context())
     if scope.any:
-        status = context["status"] if scope.everything else chain_status_latest()
-        context["chains"], context["chain_count"] = selectors.audit_chain_rows(scope, status)  # type: ignore[arg-type]
+        status = chain_status_latest()
+        if scope.everything:
+            context.update(_chain_context(status))
+        context["chains"], context["chain_count"] = selectors.audit_chain_rows(scope, status)
     template = "audit_log/log.html"
     if request.htmx and not request.htmx.boosted:
         template += "#results"

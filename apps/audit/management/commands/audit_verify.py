@@ -38,9 +38,8 @@ class Command(BaseCommand):
         for head in chain_heads(keys):
             # A chain cannot notice its newest events being cut off together with its head by
             # someone who can bypass the trigger: record these lines elsewhere, compare them.
-            self.stdout.write(
-                f"Head of {chain_name(head.key)}: event {head.last_id} hash {head.last_hash}"
-            )
+            name = chain_name(head.key, slug=head.slug)
+            self.stdout.write(f"Head of {name}: event {head.last_id} hash {head.last_hash}")
 
     def _chain_key(self, options: dict[str, Any]) -> int | None:
         if options["global_chain"]:
@@ -54,14 +53,15 @@ class Command(BaseCommand):
         return None
 
 
-def chain_name(key: int | None) -> str:
+def chain_name(key: int | None, *, slug: str | None = None) -> str:
     if key == chain.GLOBAL_CHAIN:
         return "the global chain"
     if key == chain.SEALED_CHAIN:
         return "the sealed chain"
     if key is None:
         return "no chain"
-    slug = _newest(AuditEvent.objects.filter(chain=key), "namespace_slug")
+    if slug is None:
+        slug = _newest(AuditEvent.objects.filter(chain=key), "namespace_slug")
     return f"namespace {slug}'s chain" if slug else f"chain {key}"
 
 
