@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -36,15 +38,17 @@ def _append_within(namespace: Namespace | None, timeout_ms: int) -> AuditEvent:
         return audit_record(actor=ACTOR, action="test.event", namespace=namespace)
 
 
-def test_an_open_append_holds_back_its_own_chain_only(two: tuple[Namespace, Namespace]) -> None:
-    north, south = two
+@contextmanager
+def an_append_held_open(namespace: Namespace) -> Iterator[None]:
+    """An append to `namespace`'s chain in another connection, its transaction open until
+    the block ends (then committed); an error in that thread fails the test."""
     holding, release = threading.Event(), threading.Event()
     errors: list[BaseException] = []
 
-    def hold_north_open() -> None:
+    def hold_open() -> None:
         try:
             with transaction.atomic():
-                audit_record(actor=ACTOR, action="test.held", namespace=north)
+                audit_record(actor=ACTOR, action="test.held", namespace=namespace)
                 holding.set()
                 release.wait(30)
         except BaseException as error:
@@ -53,20 +57,26 @@ def test_an_open_append_holds_back_its_own_chain_only(two: tuple[Namespace, Name
             holding.set()
             connection.close()
 
-    holder = threading.Thread(target=hold_north_open)
+    holder = threading.Thread(target=hold_open)
     holder.start()
     try:
         assert holding.wait(30)
+        yield
+    finally:
+        release.set()
+        holder.join(60)
+    assert errors == []
+
+
+def test_an_open_append_holds_back_its_own_chain_only(two: tuple[Namespace, Namespace]) -> None:
+    north, south = two
+    with an_append_held_open(north):
         # Another namespace's chain and the global one: no wait (a wait would time out).
         assert _append_within(south, 10_000).chain == south.pk
         assert _append_within(None, 10_000).chain == chain.GLOBAL_CHAIN
         # The same namespace's chain waits for the open append until it commits.
         with pytest.raises(OperationalError, match="lock timeout"):
             _append_within(north, 200)
-    finally:
-        release.set()
-        holder.join(60)
-    assert errors == []
     after = _append_within(north, 10_000)
     held = AuditEvent.objects.get(action="test.held")
     assert (after.prev_hash, after.pk > held.pk) == (held.hash, True)
@@ -194,30 +204,12 @@ def test_a_walk_waits_for_an_open_append_with_a_lower_id(two: tuple[Namespace, N
     from apps.audit.services import chain_settled_newest
 
     north, south = two
-    holding, release = threading.Event(), threading.Event()
-
-    def hold_north_open() -> None:
-        try:
-            with transaction.atomic():
-                audit_record(actor=ACTOR, action="test.held", namespace=north)
-                holding.set()
-                release.wait(30)
-        finally:
-            holding.set()
-            connection.close()
-
-    holder = threading.Thread(target=hold_north_open)
-    holder.start()
-    try:
-        assert holding.wait(30)
+    with an_append_held_open(north):
         higher = _append_within(south, 10_000)
         with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL lock_timeout = 200")
             with pytest.raises(OperationalError, match="lock timeout"):
                 chain_settled_newest()
-    finally:
-        release.set()
-        holder.join(60)
     held = AuditEvent.objects.get(action="test.held")
     assert held.pk < higher.pk <= chain_settled_newest()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from apps.audit import chain
 from apps.audit.services import audit_record
 from tests.audit_log.conftest import ACTOR, AuditCast, streamed
 
@@ -85,7 +86,6 @@ def test_it_names_a_line_whose_hash_was_recomputed_after_tampering(
     client: Client, tmp_path: Path
 ) -> None:
     """A forger who also fixes the edited line's hash breaks the next line's link."""
-    from apps.audit import chain
 
     path = tmp_path / "export.jsonl"
     lines = save_export(client, path)
@@ -158,19 +158,14 @@ def test_a_chain_that_starts_after_the_seal_is_named_with_the_hash_it_continues(
 ) -> None:
     path = tmp_path / "export.jsonl"
     lines = save_export(cast.client("olive"), path, "?namespace=acme")
-    first = json.loads(lines[0])
+    assert len(lines) >= 2
+    first, second = json.loads(lines[0]), json.loads(lines[1])
     sealed = "ab" * 32
     first["prev_hash"] = sealed  # as if acme's chain had started after an older install's seal
-    from apps.audit import chain
-
     first["hash"] = chain.link_hash(first)
-    second = json.loads(lines[1]) if len(lines) > 1 else None
-    lines[0] = json.dumps(first, ensure_ascii=False)
-    if second is not None:
-        second["prev_hash"] = first["hash"]
-        second["hash"] = chain.link_hash(second)
-        lines[1] = json.dumps(second, ensure_ascii=False)
-        lines = lines[:2]
+    second["prev_hash"] = first["hash"]
+    second["hash"] = chain.link_hash(second)
+    lines = [json.dumps(first, ensure_ascii=False), json.dumps(second, ensure_ascii=False)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = verify(path, "--namespace")
     assert result.returncode == 0, result.stdout
