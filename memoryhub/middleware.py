@@ -91,7 +91,7 @@ def replica_reads_middleware(
         if not replica.configured():
             return get_response(request)
         credentials = _client_credentials(request)
-        with replica.read_scope(fresh_from=replica.client_wrote_at(credentials)) as scope:
+        with replica.read_scope(credentials=credentials) as scope:
             response = get_response(request)
         if scope.wrote:
             given = [

@@ -110,6 +110,16 @@ class ReadScope:
 
     fresh_from: float | None = None
     wrote: bool = False
+    # The client's credentials: when it last wrote is looked up (one cache round trip) only
+    # when a read first asks for the replica; most requests never do.
+    credentials: tuple[str, ...] = ()
+    _looked_up: bool = False
+
+    def required_freshness(self) -> float | None:
+        if self.credentials and not self._looked_up:
+            self._looked_up = True
+            self.fresh_from = client_wrote_at(self.credentials)
+        return self.fresh_from
 
 
 _scope: ContextVar[ReadScope | None] = ContextVar("memoryhub_read_scope", default=None)
@@ -127,10 +137,13 @@ def _watching(scope: ReadScope) -> Callable[..., Any]:
 
 
 @contextmanager
-def read_scope(*, fresh_from: float | None = None) -> Iterator[ReadScope]:
+def read_scope(
+    *, fresh_from: float | None = None, credentials: Iterable[str] = ()
+) -> Iterator[ReadScope]:
     """A request or a job, from here to the end of the block: its writes on the primary are
-    watched, and its reads may use the replica until it writes."""
-    scope = ReadScope(fresh_from=fresh_from)
+    watched, and its reads may use the replica until it writes, and not before the replica
+    holds `fresh_from`, or what the client presenting `credentials` last wrote."""
+    scope = ReadScope(fresh_from=fresh_from, credentials=tuple(credentials))
     token = _scope.set(scope)
     try:
         with connections[PRIMARY].execute_wrapper(_watching(scope)):
@@ -350,7 +363,8 @@ def _may_read_replica() -> bool:
     state = replica_state()
     if not state.serves:
         return False
-    if scope.fresh_from is not None and state.fresh_as_of < scope.fresh_from:
+    fresh_from = scope.required_freshness()
+    if fresh_from is not None and state.fresh_as_of < fresh_from:
         return False
     replica = connections[REPLICA]
     try:
