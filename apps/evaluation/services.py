@@ -164,6 +164,36 @@ def _memories_matching(
     return found
 
 
+def eval_set_import_file(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    name: str,
+    file_format: str,
+    raw: bytes,
+    subject_external_id: str = "",
+) -> EvalSet:
+    """An uploaded file as a new eval set: JSON lines ("jsonl") or a LoCoMo conversation's
+    JSON, refused whole when it is not UTF-8 text or not JSON."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ApplicationError(gettext_noop("The file is not UTF-8 text.")) from None
+    if file_format == "jsonl":
+        return eval_set_import_jsonl(actor=actor, namespace=namespace, name=name, text=text)
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        raise ApplicationError(gettext_noop("The file is not JSON.")) from None
+    return eval_set_import_locomo(
+        actor=actor,
+        namespace=namespace,
+        name=name,
+        data=parsed,
+        subject_external_id=subject_external_id,
+    )
+
+
 def eval_set_import_jsonl(
     *, actor: Actor, namespace: Namespace, name: str, text: str, description: str = ""
 ) -> EvalSet:

@@ -13,7 +13,6 @@ fragment.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -22,11 +21,9 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.evaluation import selectors, services
 from apps.evaluation.charts import trend_charts
@@ -38,7 +35,7 @@ from apps.evaluation.forms import (
     RunForm,
     VariantForm,
 )
-from apps.evaluation.models import EvalCase, EvalSet, RunStatus
+from apps.evaluation.models import EvalCase, RunStatus
 from apps.memories.row_encryption import KeyCache
 from apps.namespaces.models import Namespace
 from apps.namespaces.pages import (
@@ -55,7 +52,7 @@ from apps.namespaces.pages import (
 from apps.recall.config import config_of
 from apps.recall.models import RecallLog
 from apps.recall.services import recall_query
-from memoryhub.exceptions import ApplicationError, NotFound
+from memoryhub.exceptions import NotFound
 
 
 def _found(call: Any, **kwargs: Any) -> Any:
@@ -132,34 +129,18 @@ def set_import(request: DashboardRequest, slug: str) -> HttpResponse:
     return form_post_elsewhere(
         request,
         ImportForm(request.POST, request.FILES),
-        lambda data: _imported(actor_of(request), namespace, data),
+        lambda data: services.eval_set_import_file(
+            actor=actor_of(request),
+            namespace=namespace,
+            name=data["name"],
+            file_format=data["format"],
+            raw=data["file"].read(),
+            subject_external_id=data["subject"],
+        ),
         back_url=_overview_url(slug),
         success_url=lambda eval_set: _set_url(slug, eval_set.pk),
         success_message=lambda eval_set: _("Imported %(n)d cases.") % {"n": eval_set.cases.count()},
         invalid_message=_("The import was not started: %(errors)s"),
-    )
-
-
-def _imported(actor: Actor, namespace: Namespace, data: dict[str, Any]) -> EvalSet:
-    """The uploaded file as a new eval set, read in the format the form names."""
-    try:
-        text = data["file"].read().decode("utf-8")
-    except UnicodeDecodeError:
-        raise ApplicationError(gettext_noop("The file is not UTF-8 text.")) from None
-    if data["format"] == "jsonl":
-        return services.eval_set_import_jsonl(
-            actor=actor, namespace=namespace, name=data["name"], text=text
-        )
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError:
-        raise ApplicationError(gettext_noop("The file is not JSON.")) from None
-    return services.eval_set_import_locomo(
-        actor=actor,
-        namespace=namespace,
-        name=data["name"],
-        data=parsed,
-        subject_external_id=data["subject"],
     )
 
 
