@@ -41,6 +41,7 @@ from apps.namespaces.models import Namespace
 from apps.namespaces.pages import (
     EDITOR,
     OWNER,
+    VIEWER,
     DashboardRequest,
     actor_of,
     form_post,
@@ -190,11 +191,11 @@ def set_create(request: DashboardRequest, slug: str) -> HttpResponse:
 def set_detail(request: DashboardRequest, slug: str, set_id: str) -> HttpResponse:
     """An eval set: a page of its cases (questions decrypted), its runs (pick two to
     compare), and a new run (POST)."""
-    namespace = namespace_for_request(request, slug)
+    # Viewers see the set; starting a run takes an editor.
+    namespace = namespace_for_request(request, slug, EDITOR if request.method == "POST" else VIEWER)
     eval_set = _found(selectors.eval_set_get, namespace=namespace, set_id=set_id)
     form = RunForm(request.POST or None, namespace=namespace, initial={"token_budget": 2000})
     if request.method == "POST":
-        namespace_for_request(request, slug, EDITOR)
         started = form_post(
             request,
             form,
