@@ -46,13 +46,16 @@ class AuditEvent(models.Model):
     outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.SUCCESS)
     details = models.JSONField(default=dict, blank=True)
     prev_hash = models.CharField(max_length=64)
-    hash = models.CharField(max_length=64, unique=True)
+    hash = models.CharField(max_length=64)  # unique in its chain: the key below
     # The chain it links into: its namespace's id, GLOBAL_CHAIN (0) without a namespace, or
     # SEALED_CHAIN (-1) for the single chain of an install from before chains per namespace.
     chain = models.BigIntegerField(default=0)
 
     class Meta:
         ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["hash", "chain"], name="one_event_per_hash_in_chain")
+        ]
         # The audit viewer lists newest first (by id) under one equality filter at a time:
         # each filter's index ends in the id, so a page and its capped count read one index
         # range. Built concurrently (migration 0005): the table is large and always written.

@@ -1,6 +1,11 @@
 """Recall quality review: eval sets (questions encrypted like memories, with the memories that
 answer them), named variants of the recall configuration, and runs of a set against the
-namespace's configuration or a variant, with their figures and per-case results."""
+namespace's configuration or a variant, with their figures and per-case results.
+
+A foreign key to another of the namespace's tables says `db_constraint=False`: the
+database's key is (column, namespace_id), which carries the distribution column and which a
+ForeignKey cannot declare; the migrations make it (memoryhub/distribution.py).
+"""
 
 from __future__ import annotations
 
@@ -56,9 +61,16 @@ class EvalCase(EncryptedContent):
     namespace = models.ForeignKey(
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
-    eval_set = models.ForeignKey(EvalSet, on_delete=models.CASCADE, related_name="cases")
+    eval_set = models.ForeignKey(
+        EvalSet, db_constraint=False, on_delete=models.CASCADE, related_name="cases"
+    )
     subject = models.ForeignKey(
-        "memories.Subject", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+        "memories.Subject",
+        db_constraint=False,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
     )
     position = models.PositiveIntegerField()
     expected = ArrayField(models.UUIDField(), default=list, blank=True)
@@ -121,9 +133,16 @@ class EvalRun(models.Model):
     namespace = models.ForeignKey(
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
-    eval_set = models.ForeignKey(EvalSet, on_delete=models.CASCADE, related_name="runs")
+    eval_set = models.ForeignKey(
+        EvalSet, db_constraint=False, on_delete=models.CASCADE, related_name="runs"
+    )
     variant = models.ForeignKey(
-        Variant, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+        Variant,
+        db_constraint=False,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="runs",
     )
     label = models.CharField(max_length=120)  # "namespace configuration" or the variant's name
     config = models.JSONField(default=dict)
@@ -156,8 +175,12 @@ class CaseResult(models.Model):
     components (no content), the rank of each expected memory, time and tokens."""
 
     id = models.BigAutoField(primary_key=True)
-    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="results")
-    case = models.ForeignKey(EvalCase, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(
+        EvalRun, db_constraint=False, on_delete=models.CASCADE, related_name="results"
+    )
+    case = models.ForeignKey(
+        EvalCase, db_constraint=False, on_delete=models.CASCADE, related_name="+"
+    )
     namespace = models.ForeignKey(
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )

@@ -5,6 +5,10 @@ under the owning subject's data key, or the namespace's shared key for memories 
 subject. Data keys are stored only wrapped by the key-encryption keyring. Keyword search
 uses `token_index`, keyed hashes of stemmed tokens: no plaintext word is stored. `tags` and
 `metadata` are plaintext by design (for filtering) and documented as not for secrets.
+
+A foreign key to another of the namespace's tables says `db_constraint=False`: the
+database's key is (column, namespace_id), which carries the distribution column and which a
+ForeignKey cannot declare; the migrations make it (memoryhub/distribution.py).
 """
 
 from __future__ import annotations
@@ -74,7 +78,13 @@ class DataKey(models.Model):
     # A subject has one key: the unique key below, which carries the namespace (as a
     # distributed table's keys must) and indexes the subject.
     subject = models.ForeignKey(
-        Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="+", db_index=False
+        Subject,
+        db_constraint=False,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
     )
     version = models.PositiveIntegerField(default=1)
     wrapped = models.BinaryField()
@@ -118,7 +128,12 @@ class Memory(EncryptedContent):
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="memories"
     )
     subject = models.ForeignKey(
-        Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="memories"
+        Subject,
+        db_constraint=False,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="memories",
     )
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SEMANTIC)
     token_index = TermArrayField(default=list, blank=True)
@@ -211,7 +226,9 @@ class MemoryVersion(EncryptedContent):
     namespace = models.ForeignKey(
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
-    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="versions")
+    memory = models.ForeignKey(
+        Memory, db_constraint=False, on_delete=models.CASCADE, related_name="versions"
+    )
     version = models.PositiveIntegerField()
     changed_by = models.CharField(max_length=200)
     reason = models.CharField(max_length=200, blank=True)

@@ -3,6 +3,10 @@ consolidation log.
 
 Turns and summaries are encrypted under the subject's data key like memories
 (`EncryptedContent`); jobs and the consolidation log are content-free (ids, counts, reasons).
+
+A foreign key to another of the namespace's tables says `db_constraint=False`: the
+database's key is (column, namespace_id), which carries the distribution column and which a
+ForeignKey cannot declare; the migrations make it (memoryhub/distribution.py).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ class Session(models.Model):
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
     subject = models.ForeignKey(
-        "memories.Subject", on_delete=models.CASCADE, related_name="sessions"
+        "memories.Subject", db_constraint=False, on_delete=models.CASCADE, related_name="sessions"
     )
     external_id = models.CharField(max_length=200)
     created_at = models.DateTimeField(default=timezone.now)
@@ -65,7 +69,9 @@ class Message(EncryptedContent):
     namespace = models.ForeignKey(
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    session = models.ForeignKey(
+        Session, db_constraint=False, on_delete=models.CASCADE, related_name="messages"
+    )
     position = models.PositiveIntegerField()
     role = models.CharField(max_length=16, choices=MessageRole.choices)
     name = models.CharField(max_length=64, blank=True)
@@ -108,7 +114,12 @@ class Job(models.Model):
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
     subject = models.ForeignKey(
-        "memories.Subject", null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+        "memories.Subject",
+        db_constraint=False,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="jobs",
     )
     kind = models.CharField(max_length=32)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
@@ -155,9 +166,16 @@ class ConsolidationLog(models.Model):
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
     subject = models.ForeignKey(
-        "memories.Subject", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+        "memories.Subject",
+        db_constraint=False,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
     )
-    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey(
+        Job, db_constraint=False, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     decision = models.CharField(max_length=16, choices=Decision.choices)
     reason = models.CharField(max_length=200)
     memory_id = models.UUIDField(null=True, blank=True)  # the memory written or kept
@@ -192,7 +210,9 @@ class SessionSummary(EncryptedContent):
     namespace = models.ForeignKey(
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="summaries")
+    session = models.ForeignKey(
+        Session, db_constraint=False, on_delete=models.CASCADE, related_name="summaries"
+    )
     version = models.PositiveIntegerField()
     through_position = models.PositiveIntegerField()
     summarizer = models.CharField(max_length=32)

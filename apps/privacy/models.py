@@ -1,6 +1,11 @@
 """The privacy portal's state: single-use links, the sessions they open, and erasures a
 person asked for that wait out the namespace's grace period. Tokens are stored only as
-SHA-256 hashes; everything goes with the subject when it is erased."""
+SHA-256 hashes; everything goes with the subject when it is erased.
+
+A foreign key to another of the namespace's tables says `db_constraint=False`: the
+database's key is (column, namespace_id), which carries the distribution column and which a
+ForeignKey cannot declare; the migrations make it (memoryhub/distribution.py).
+"""
 
 from __future__ import annotations
 
@@ -29,9 +34,12 @@ class PortalLink(models.Model):
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
     subject = models.ForeignKey(
-        "memories.Subject", on_delete=models.CASCADE, related_name="portal_links"
+        "memories.Subject",
+        db_constraint=False,
+        on_delete=models.CASCADE,
+        related_name="portal_links",
     )
-    token_hash = models.CharField(max_length=64, unique=True)
+    token_hash = models.CharField(max_length=64)  # unique in its namespace (the key below)
     flow = models.CharField(max_length=16, choices=Flow.choices, default=Flow.OVERVIEW)
     locale = models.CharField(max_length=16, default="en")
     return_url = models.CharField(max_length=2000, blank=True)
@@ -39,6 +47,11 @@ class PortalLink(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["token_hash", "namespace"], name="one_link_per_token")
+        ]
 
     def __str__(self) -> str:
         return f"portal link {self.id}"
@@ -52,11 +65,16 @@ class PortalSession(models.Model):
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
     subject = models.ForeignKey(
-        "memories.Subject", on_delete=models.CASCADE, related_name="portal_sessions"
+        "memories.Subject",
+        db_constraint=False,
+        on_delete=models.CASCADE,
+        related_name="portal_sessions",
     )
     # Indexed by the unique key below.
-    link = models.ForeignKey(PortalLink, on_delete=models.CASCADE, related_name="+", db_index=False)
-    key_hash = models.CharField(max_length=64, unique=True)
+    link = models.ForeignKey(
+        PortalLink, db_constraint=False, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    key_hash = models.CharField(max_length=64)  # unique in its namespace (the key below)
     locale = models.CharField(max_length=16, default="en")
     return_url = models.CharField(max_length=2000, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -66,7 +84,8 @@ class PortalSession(models.Model):
     class Meta:
         # A link opens one session.
         constraints = [
-            models.UniqueConstraint(fields=["link", "namespace"], name="one_session_per_link")
+            models.UniqueConstraint(fields=["link", "namespace"], name="one_session_per_link"),
+            models.UniqueConstraint(fields=["key_hash", "namespace"], name="one_session_per_key"),
         ]
 
     def __str__(self) -> str:
@@ -81,7 +100,11 @@ class ScheduledErasure(models.Model):
     )
     # Indexed by the unique key below.
     subject = models.ForeignKey(
-        "memories.Subject", on_delete=models.CASCADE, related_name="+", db_index=False
+        "memories.Subject",
+        db_constraint=False,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
     )
     requested_at = models.DateTimeField(default=timezone.now)
     run_at = models.DateTimeField(db_index=True)
@@ -107,10 +130,15 @@ class ErasureReceiptCode(models.Model):
     namespace = models.ForeignKey(
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
-    code_hash = models.CharField(max_length=64, unique=True)
+    code_hash = models.CharField(max_length=64)  # unique in its namespace (the key below)
     audit_event_id = models.BigIntegerField()
     locale = models.CharField(max_length=16, default="en")
     created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["code_hash", "namespace"], name="one_receipt_per_code")
+        ]
 
     def __str__(self) -> str:
         return f"erasure receipt code {self.id}"

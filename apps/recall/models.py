@@ -1,4 +1,9 @@
-"""The recall log: which memories were served to whom, by id only."""
+"""The recall log: which memories were served to whom, by id only.
+
+A foreign key to another of the namespace's tables says `db_constraint=False`: the
+database's key is (column, namespace_id), which carries the distribution column and which a
+ForeignKey cannot declare; the migrations make it (memoryhub/distribution.py).
+"""
 
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ class RecallLog(models.Model):
     )
     subject = models.ForeignKey(
         "memories.Subject",
+        db_constraint=False,
         null=True,
         blank=True,
         on_delete=models.CASCADE,
@@ -70,9 +76,16 @@ class RecallFeedback(EncryptedContent):
         "namespaces.Namespace", on_delete=models.CASCADE, related_name="+"
     )
     subject = models.ForeignKey(
-        "memories.Subject", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+        "memories.Subject",
+        db_constraint=False,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
     )
-    recall = models.ForeignKey(RecallLog, on_delete=models.CASCADE, related_name="feedback")
+    recall = models.ForeignKey(
+        RecallLog, db_constraint=False, on_delete=models.CASCADE, related_name="feedback"
+    )
     memory_id = models.UUIDField()
     relevant = models.BooleanField()
     actor_type = models.CharField(max_length=16)
