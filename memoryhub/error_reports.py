@@ -42,7 +42,7 @@ URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.-]*://[^\s:/@]*:)(?P<password
 # libpq's key=value form, `password=…`.
 CONNINFO_PASSWORD = re.compile(r"(?P<head>\bpassword\s*=\s*)(?P<password>'[^']*'|\S+)", re.I)
 # A privacy-portal link's token (a bearer secret until spent), in a path or a URL.
-PORTAL_TOKEN = re.compile(r"(?P<head>/portal/enter/)(?P<password>[^\s/?#\"'<>&]+)")
+PORTAL_TOKEN = re.compile(r"(?P<head>/portal/(?:enter|receipts)/)(?P<password>[^\s/?#\"'<>&]+)")
 # The files MemoryHub generates in its data directory hold secrets: never more than a line.
 DATA_FILE_MAX_BYTES = 4096
 # A shorter value would blot out ordinary words and numbers.
@@ -100,7 +100,7 @@ def _data_dir_values(data_dir: Path) -> Iterable[str]:
 
 def redact(text: str) -> str:
     """`text` with every known secret value and URL or conninfo password replaced by stars,
-    and a portal link's token by `[token]`."""
+    and a portal link's token or a receipt's code by `[token]`."""
     for secret in secret_values():
         if secret in text:
             text = text.replace(secret, HIDDEN)

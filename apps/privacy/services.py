@@ -9,9 +9,7 @@ once, and stored only as SHA-256 hashes (256-bit secrets: no dictionary can gues
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
-import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -45,6 +43,7 @@ from apps.privacy.models import (
     PortalSession,
     ScheduledErasure,
 )
+from apps.privacy.tokens import by_secret, secret_hash, secret_issue
 from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -54,10 +53,6 @@ LOCALES = ("en", "zh-hans")
 # never replaces such a memory by a value extracted from an earlier turn).
 CORRECTED_AT = "corrected_at"
 CORRECTION_REASON = gettext_noop("corrected by the subject")
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def locale_of(value: str) -> str:
@@ -110,13 +105,13 @@ def portal_link_create(
             gettext_noop("return_url is not at one of the namespace's allowed portal origins."),
             details={"return_url": ["origin not allowed"]},
         )
-    token = secrets.token_urlsafe(32)
+    token = secret_issue(namespace.pk)
     now = timezone.now()
     with transaction.atomic():
         link = PortalLink.objects.create(
             namespace=namespace,
             subject=subject,
-            token_hash=token_hash(token),
+            token_hash=secret_hash(token),
             flow=flow,
             locale=locale,
             return_url=return_url,
@@ -152,12 +147,8 @@ def portal_enter(*, token: str, request: Any = None) -> tuple[PortalSession, str
     now = timezone.now()
     refused: tuple[str, PortalLink | None] | None = None
     with transaction.atomic():
-        link = (
-            PortalLink.objects.select_for_update()
-            .select_related("namespace", "subject")
-            .filter(token_hash=token_hash(token))
-            .first()
-        )
+        links = PortalLink.objects.select_for_update().select_related("namespace", "subject")
+        link = by_secret(links, "token_hash", token).first()
         if link is None:
             refused = ("unknown", None)
         elif link.used_at is not None:
@@ -167,12 +158,12 @@ def portal_enter(*, token: str, request: Any = None) -> tuple[PortalSession, str
         else:
             link.used_at = now
             link.save(update_fields=["used_at"])
-            key = secrets.token_urlsafe(32)
+            key = secret_issue(link.namespace_id)
             session = PortalSession.objects.create(
                 namespace=link.namespace,
                 subject=link.subject,
                 link=link,
-                key_hash=token_hash(key),
+                key_hash=secret_hash(key),
                 locale=link.locale,
                 return_url=link.return_url,
                 created_at=now,
@@ -206,11 +197,8 @@ def portal_session_for(*, key: str, subject_id: str) -> PortalSession | None:
     key is unknown, ended, idle too long, or bound to anyone else. Marks it seen."""
     if not key or len(key) > 200:
         return None
-    session = (
-        PortalSession.objects.select_related("namespace", "subject", "link")
-        .filter(key_hash=token_hash(key), ended_at__isnull=True)
-        .first()
-    )
+    sessions = PortalSession.objects.select_related("namespace", "subject", "link")
+    session = by_secret(sessions.filter(ended_at__isnull=True), "key_hash", key).first()
     if session is None or str(session.subject_id) != str(subject_id):
         return None
     now = timezone.now()
@@ -227,11 +215,8 @@ def portal_refusal_record(*, key: str, subject_id: str, request: Any = None) -> 
     only), so a probe leaves a trace. Requests without a session are not recorded."""
     if not key or len(key) > 200:
         return
-    session = (
-        PortalSession.objects.select_related("namespace")
-        .filter(key_hash=token_hash(key), ended_at__isnull=True)
-        .first()
-    )
+    sessions = PortalSession.objects.select_related("namespace").filter(ended_at__isnull=True)
+    session = by_secret(sessions, "key_hash", key).first()
     if session is None or str(session.subject_id) == str(subject_id):
         return
     audit_denied(
@@ -407,11 +392,11 @@ def erasure_receipt_code_issue(
     """A random code that fetches `receipt` again (the receipt pages), returned once and
     stored only as its hash. Whoever holds it reads a receipt that holds nothing about the
     person: counts, times and hashes. Audited, in the caller's transaction."""
-    code = secrets.token_urlsafe(32)
+    code = secret_issue(namespace.pk)
     with transaction.atomic():
         row = ErasureReceiptCode.objects.create(
             namespace=namespace,
-            code_hash=token_hash(code),
+            code_hash=secret_hash(code),
             audit_event_id=receipt.audit_event_id,
             locale=locale_of(locale),
         )

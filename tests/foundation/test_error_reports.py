@@ -145,6 +145,7 @@ def test_no_log_line_shows_a_secret(name: str) -> None:
         except ConnectionError:
             logger.exception("the broker is down")
         logger.warning("GET /portal/enter/%s 404", "bearer-token-0a1b2c3d")
+        logger.warning("GET /portal/receipts/%s/json/ 404", "7.receipt-code-4e5f")
     finally:
         for handler, stream in zip(handlers, saved, strict=True):
             handler.setStream(stream)
@@ -154,3 +155,5 @@ def test_no_log_line_shows_a_secret(name: str) -> None:
     assert [source for source, value in secrets().items() if value in text] == []
     assert "bearer-token-0a1b2c3d" not in text
     assert "/portal/enter/[token]" in text
+    assert "receipt-code-4e5f" not in text
+    assert "/portal/receipts/[token]/json/" in text

@@ -12,7 +12,7 @@ from django.utils.dateparse import parse_datetime
 from apps.audit.models import AuditEvent
 from apps.memories.models import Subject
 from apps.privacy.models import PortalLink
-from apps.privacy.services import token_hash
+from apps.privacy.tokens import secret_hash
 from tests.conftest import api_client, make_api_key
 from tests.privacy.conftest import allow_return, link_for
 
@@ -42,7 +42,7 @@ def test_a_portal_key_gets_a_single_use_link_valid_fifteen_minutes(portal_key) -
     assert body["url"].startswith("http://testserver/portal/enter/")
     # Stored only as a hash, for the subject (created: nothing remembered yet is fine).
     link = PortalLink.objects.get()
-    assert link.token_hash == token_hash(token)
+    assert link.token_hash == secret_hash(token)
     assert token not in link.token_hash
     assert link.subject == Subject.objects.get(external_id="u9")
     assert (link.flow, link.locale) == ("export", "zh-hans")

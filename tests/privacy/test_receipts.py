@@ -103,6 +103,18 @@ def test_the_code_is_kept_only_as_its_hash_and_its_issue_audited(
     assert not AuditEvent.objects.filter(details__icontains=code).exists()
 
 
+def test_a_code_names_its_namespace_and_one_from_before_codes_did_still_opens(
+    acme: Tenant, story: Story
+) -> None:
+    _page, _address, code = erase(acme)
+    namespace_id, random_part = code.split(".", 1)
+    assert namespace_id == str(acme.namespace.pk)
+    old = f"older{random_part}"  # issued before codes named their namespace
+    ErasureReceiptCode.objects.update(code_hash=hashlib.sha256(old.encode()).hexdigest())
+    assert Client().get(f"/portal/receipts/{old}/json/").status_code == 200
+    assert Client().get(f"/portal/receipts/{code}/json/").status_code == 404
+
+
 @pytest.mark.parametrize("code", ["nothing-here", "x" * 43, "x" * 300])
 def test_any_other_code_finds_nothing_and_is_audited(acme: Tenant, story: Story, code: str) -> None:
     erase(acme)

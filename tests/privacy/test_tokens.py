@@ -17,6 +17,7 @@ from apps.audit.models import AuditEvent
 from apps.memories.models import Memory, Subject
 from apps.privacy import urls as portal_urls
 from apps.privacy.models import PortalLink, PortalSession
+from apps.privacy.tokens import secret_hash, secret_namespace
 from apps.privacy.views import COOKIE
 from tests.conftest import run_python
 from tests.privacy.conftest import link_for, open_portal
@@ -303,3 +304,53 @@ def test_deploy_checks_pass_the_portal_cookie_when_it_is_secure(settings) -> Non
     settings.SESSION_COOKIE_SECURE = False
     found = {message.id for message in run_checks(include_deployment_checks=True)}
     assert "privacy.E001" in found
+
+
+def test_a_link_and_its_session_key_name_their_namespace(acme, globex, story) -> None:
+    link = link_for(acme, "u1")
+    token = link["url"].rsplit("/", 1)[1]
+    assert token.split(".")[0] == str(acme.namespace.pk)
+    # The same random part under another namespace's id is another secret: it opens nothing.
+    forged = f"{globex.namespace.pk}.{token.split('.', 1)[1]}"
+    assert Client().get(f"/portal/enter/{forged}").status_code == 404
+    browser = Client()
+    assert browser.get(link["url"]).status_code == 303
+    assert browser.cookies[COOKIE].value.split(".")[0] == str(acme.namespace.pk)
+
+
+def test_a_link_and_a_session_key_from_before_secrets_named_a_namespace_still_work(
+    acme, story
+) -> None:
+    subject = Subject.objects.get(namespace=acme.namespace, external_id="u1")
+    old = "an-older-token-without-its-namespace-0123456789ab"
+    PortalLink.objects.create(
+        namespace=acme.namespace,
+        subject=subject,
+        token_hash=secret_hash(old),
+        created_by="tests",
+        expires_at=timezone.now() + timedelta(minutes=5),
+    )
+    browser = Client()
+    assert browser.get(f"/portal/enter/{old}").status_code == 303
+    session = PortalSession.objects.get()
+    old_key = "an-older-session-key-without-its-namespace-0123456"
+    PortalSession.objects.filter(pk=session.pk).update(key_hash=secret_hash(old_key))
+    browser.cookies[COOKIE] = old_key
+    assert browser.get(f"/portal/{subject.pk}/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("secret", "namespace_id"),
+    [
+        ("12.abc", 12),
+        ("0.x", 0),
+        ("abc", None),
+        (".abc", None),
+        ("12abc", None),
+        ("-1.abc", None),
+        ("1" * 19 + ".abc", None),
+        ("12.", 12),
+    ],
+)
+def test_the_namespace_a_secret_names(secret: str, namespace_id: int | None) -> None:
+    assert secret_namespace(secret) == namespace_id

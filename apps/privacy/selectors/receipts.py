@@ -17,6 +17,7 @@ from apps.audit import chain
 from apps.audit.models import AuditEvent
 from apps.audit.services import event_as_chain_fields
 from apps.privacy.models import ErasureReceiptCode
+from apps.privacy.tokens import by_secret
 
 RECEIPT_FORMAT = "memoryhub-erasure-receipt/1"
 # The receipt's fields its number is the SHA-256 of (as sorted-key JSON), as the erasure wrote.
@@ -46,19 +47,12 @@ class Receipt:
     locale: str  # the language the person erased in
 
 
-def code_hash(code: str) -> str:
-    return hashlib.sha256(code.encode()).hexdigest()
-
-
 def erasure_receipt(*, code: str) -> Receipt | None:
     """The receipt this code fetches, or None for any other code."""
     if not code or len(code) > 200:
         return None
-    kept = (
-        ErasureReceiptCode.objects.select_related("namespace")
-        .filter(code_hash=code_hash(code))
-        .first()
-    )
+    codes = ErasureReceiptCode.objects.select_related("namespace")
+    kept = by_secret(codes, "code_hash", code).first()
     if kept is None:
         return None
     event = AuditEvent.objects.filter(
