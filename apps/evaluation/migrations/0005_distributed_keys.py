@@ -12,8 +12,8 @@ class Migration(migrations.Migration):
     atomic = False  # indexes built concurrently
 
     dependencies = [
-        ('evaluation', '0004_keys_carry_namespace'),
-        ('memories', '0021_distributed_keys'),
+        ("evaluation", "0004_keys_carry_namespace"),
+        ("memories", "0021_distributed_keys"),
     ]
 
     operations = [
@@ -29,36 +29,70 @@ class Migration(migrations.Migration):
         d.foreign_key("evaluation_caseresult", "run_id", "evaluation_evalrun"),
         d.foreign_key("evaluation_caseresult", "case_id", "evaluation_evalcase"),
         migrations.AlterField(
-            model_name='caseresult',
-            name='case',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='evaluation.evalcase'),
+            model_name="caseresult",
+            name="case",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to="evaluation.evalcase",
+            ),
         ),
         migrations.AlterField(
-            model_name='caseresult',
-            name='run',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='results', to='evaluation.evalrun'),
+            model_name="caseresult",
+            name="run",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="results",
+                to="evaluation.evalrun",
+            ),
         ),
         migrations.AlterField(
-            model_name='evalcase',
-            name='eval_set',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='cases', to='evaluation.evalset'),
+            model_name="evalcase",
+            name="eval_set",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="cases",
+                to="evaluation.evalset",
+            ),
         ),
         migrations.AlterField(
-            model_name='evalcase',
-            name='subject',
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.subject'),
+            model_name="evalcase",
+            name="subject",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to="memories.subject",
+            ),
         ),
         migrations.AlterField(
-            model_name='evalrun',
-            name='eval_set',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='evaluation.evalset'),
+            model_name="evalrun",
+            name="eval_set",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="runs",
+                to="evaluation.evalset",
+            ),
         ),
         migrations.AlterField(
-            model_name='evalrun',
-            name='variant',
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='runs', to='evaluation.variant'),
+            model_name="evalrun",
+            name="variant",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="runs",
+                to="evaluation.variant",
+            ),
         ),
-            d.primary_key("evaluation_evalset"),
+        d.primary_key("evaluation_evalset"),
         d.primary_key("evaluation_evalcase"),
         d.primary_key("evaluation_variant"),
         d.primary_key("evaluation_evalrun"),
@@ -69,4 +103,4 @@ class Migration(migrations.Migration):
         d.validate("evaluation_evalrun", "variant_id"),
         d.validate("evaluation_caseresult", "run_id"),
         d.validate("evaluation_caseresult", "case_id"),
-]
+    ]

@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     atomic = False  # indexes built concurrently
 
     dependencies = [
-        ('memories', '0020_keys_carry_namespace'),
+        ("memories", "0020_keys_carry_namespace"),
     ]
 
     operations = [
@@ -24,25 +24,46 @@ class Migration(migrations.Migration):
         d.foreign_key("memories_memory", "subject_id", "memories_subject"),
         d.foreign_key("memories_memoryversion", "memory_id", "memories_memory"),
         migrations.AlterField(
-            model_name='datakey',
-            name='subject',
-            field=models.ForeignKey(blank=True, db_constraint=False, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.subject'),
+            model_name="datakey",
+            name="subject",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                db_index=False,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to="memories.subject",
+            ),
         ),
         migrations.AlterField(
-            model_name='memory',
-            name='subject',
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='memories', to='memories.subject'),
+            model_name="memory",
+            name="subject",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="memories",
+                to="memories.subject",
+            ),
         ),
         migrations.AlterField(
-            model_name='memoryversion',
-            name='memory',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='memories.memory'),
+            model_name="memoryversion",
+            name="memory",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="versions",
+                to="memories.memory",
+            ),
         ),
-            d.primary_key("memories_datakey"),
+        d.primary_key("memories_datakey"),
         d.primary_key("memories_memory"),
         d.primary_key("memories_memoryversion"),
         d.validate("memories_datakey", "subject_id"),
         d.validate("memories_memory", "subject_id"),
         d.validate("memories_memoryversion", "memory_id"),
-        # memories_subject's primary key follows in 0022, once no other app's key points at its id.
-]
+        # memories_subject's primary key follows in 0022, once no other app's foreign key
+        # points at its id alone.
+    ]

@@ -12,8 +12,8 @@ class Migration(migrations.Migration):
     atomic = False  # indexes built concurrently
 
     dependencies = [
-        ('memories', '0021_distributed_keys'),
-        ('pipeline', '0008_keys_carry_namespace'),
+        ("memories", "0021_distributed_keys"),
+        ("pipeline", "0008_keys_carry_namespace"),
     ]
 
     operations = [
@@ -29,36 +29,72 @@ class Migration(migrations.Migration):
         d.foreign_key("memories_consolidationlog", "subject_id", "memories_subject"),
         d.foreign_key("memories_sessionsummary", "session_id", "memories_session"),
         migrations.AlterField(
-            model_name='consolidationlog',
-            name='job',
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='pipeline.job'),
+            model_name="consolidationlog",
+            name="job",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="pipeline.job",
+            ),
         ),
         migrations.AlterField(
-            model_name='consolidationlog',
-            name='subject',
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.subject'),
+            model_name="consolidationlog",
+            name="subject",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to="memories.subject",
+            ),
         ),
         migrations.AlterField(
-            model_name='job',
-            name='subject',
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='jobs', to='memories.subject'),
+            model_name="job",
+            name="subject",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="jobs",
+                to="memories.subject",
+            ),
         ),
         migrations.AlterField(
-            model_name='message',
-            name='session',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='pipeline.session'),
+            model_name="message",
+            name="session",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="messages",
+                to="pipeline.session",
+            ),
         ),
         migrations.AlterField(
-            model_name='session',
-            name='subject',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='sessions', to='memories.subject'),
+            model_name="session",
+            name="subject",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="sessions",
+                to="memories.subject",
+            ),
         ),
         migrations.AlterField(
-            model_name='sessionsummary',
-            name='session',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='summaries', to='pipeline.session'),
+            model_name="sessionsummary",
+            name="session",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="summaries",
+                to="pipeline.session",
+            ),
         ),
-            d.primary_key("memories_session"),
+        d.primary_key("memories_session"),
         d.primary_key("memories_message"),
         d.primary_key("memories_job"),
         d.primary_key("memories_consolidationlog"),
@@ -69,4 +105,4 @@ class Migration(migrations.Migration):
         d.validate("memories_consolidationlog", "job_id"),
         d.validate("memories_consolidationlog", "subject_id"),
         d.validate("memories_sessionsummary", "session_id"),
-]
+    ]

@@ -12,8 +12,8 @@ class Migration(migrations.Migration):
     atomic = False  # indexes built concurrently
 
     dependencies = [
-        ('memories', '0021_distributed_keys'),
-        ('recall', '0007_keys_carry_namespace'),
+        ("memories", "0021_distributed_keys"),
+        ("recall", "0007_keys_carry_namespace"),
     ]
 
     operations = [
@@ -23,23 +23,42 @@ class Migration(migrations.Migration):
         d.foreign_key("recall_recallfeedback", "recall_id", "memories_recalllog"),
         d.foreign_key("recall_recallfeedback", "subject_id", "memories_subject"),
         migrations.AlterField(
-            model_name='recallfeedback',
-            name='recall',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='feedback', to='recall.recalllog'),
+            model_name="recallfeedback",
+            name="recall",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="feedback",
+                to="recall.recalllog",
+            ),
         ),
         migrations.AlterField(
-            model_name='recallfeedback',
-            name='subject',
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.subject'),
+            model_name="recallfeedback",
+            name="subject",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="+",
+                to="memories.subject",
+            ),
         ),
         migrations.AlterField(
-            model_name='recalllog',
-            name='subject',
-            field=models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='recall_logs', to='memories.subject'),
+            model_name="recalllog",
+            name="subject",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="recall_logs",
+                to="memories.subject",
+            ),
         ),
-            d.primary_key("memories_recalllog"),
+        d.primary_key("memories_recalllog"),
         d.primary_key("recall_recallfeedback"),
         d.validate("memories_recalllog", "subject_id"),
         d.validate("recall_recallfeedback", "recall_id"),
         d.validate("recall_recallfeedback", "subject_id"),
-]
+    ]
