@@ -18,8 +18,15 @@ Migrations call these: what they emit must not change once a migration uses it.
 from __future__ import annotations
 
 from django.db import migrations
+from django.db.models import Model
 
 NAMESPACE = "namespace_id"
+
+
+def keyed_by_namespace(model: type[Model]) -> bool:
+    """Whether the model's table has a primary key of (id, namespace_id), or (id, chain) for
+    audit events (which have a namespace_id column as well): every table with the column."""
+    return any(field.column == NAMESPACE for field in model._meta.concrete_fields)
 
 
 def _index(table: str, column: str) -> str:

@@ -136,6 +136,8 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------------------------
 DATABASES: dict[str, dict[str, Any]]
+# Django's PostgreSQL backend, knowing the database's keys (memoryhub/postgres_backend).
+DATABASE_ENGINE = "memoryhub.postgres_backend"
 if EMBEDDED_DATABASE:
     DATABASES = {
         "default": {
@@ -157,6 +159,7 @@ else:
             # is replaced at a request's first query instead of failing that request.
             dj_database_url.parse(
                 DATABASE_URL,
+                engine=DATABASE_ENGINE,
                 conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
                 conn_health_checks=True,
             ),
@@ -177,6 +180,7 @@ if DATABASE_REPLICA_URL:
         dict[str, Any],
         dj_database_url.parse(
             DATABASE_REPLICA_URL,
+            engine=DATABASE_ENGINE,
             conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
             conn_health_checks=True,
         ),

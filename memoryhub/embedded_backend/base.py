@@ -1,4 +1,5 @@
-"""Django's PostgreSQL backend, pointed at the embedded server, which it starts on demand.
+"""MemoryHub's PostgreSQL backend (memoryhub/postgres_backend), pointed at the embedded
+server, which it starts on demand.
 
 The server is started on the first connection, not when settings load: commands that need
 no database (`check`, `collectstatic`, a Celery worker that has not touched a model yet)
@@ -10,9 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.db.backends.postgresql import base as postgresql
-
 from memoryhub import embedded_db
+from memoryhub.postgres_backend import base as postgresql
 
 
 class DatabaseWrapper(postgresql.DatabaseWrapper):

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from apps.memories.models import Subject
 from apps.namespaces.models import Namespace
 from apps.privacy.models import ScheduledErasure
+from memoryhub.distribution import keyed_by_namespace
 
 # Shared by every namespace: what they hold is admin-wide or the service's own.
 REFERENCE = {
@@ -150,3 +152,16 @@ def test_a_row_cannot_point_at_another_namespace_s_row() -> None:
     ScheduledErasure.objects.create(namespace=one, subject=subject, run_at=timezone.now())
     with pytest.raises(IntegrityError, match="subject_id_namespace_id_fk"), transaction.atomic():
         ScheduledErasure.objects.create(namespace=other, subject=subject, run_at=timezone.now())
+
+
+@pytest.mark.django_db
+def test_a_namespace_s_rows_can_be_grouped_with_their_columns_selected() -> None:
+    """Django would group by `id` alone, which PostgreSQL allows only for a whole primary key:
+    MemoryHub's backend groups those tables by every column selected."""
+    namespace = Namespace.objects.create(slug="one", name="One")
+    subject = Subject.objects.create(namespace=namespace, external_id="u1")
+    ScheduledErasure.objects.create(namespace=namespace, subject=subject, run_at=timezone.now())
+    grouped = Subject.objects.annotate(erasures=Count("id", distinct=True)).get()
+    assert (grouped.external_id, grouped.erasures) == ("u1", 1)
+    assert keyed_by_namespace(Subject)
+    assert not keyed_by_namespace(Namespace)

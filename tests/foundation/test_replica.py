@@ -172,7 +172,7 @@ def _base_backup(home: Path, primary: dict[str, Any]) -> None:
 
 def _replica_settings(standby: Standby) -> dict[str, Any]:
     return {
-        "ENGINE": "django.db.backends.postgresql",
+        "ENGINE": "memoryhub.postgres_backend",
         "NAME": standby.database,
         "USER": "postgres",
         "PASSWORD": "",
