@@ -12,7 +12,9 @@ Each is built without holding writes back on a large table: the unique index con
 (so a migration using these says `atomic = False`), the foreign keys NOT VALID and then
 validated, which only reads. Swapping the primary key onto the built index is quick.
 
-Migrations call these: what they emit must not change once a migration uses it.
+Migrations call these: what they emit must not change once a migration uses it. Django
+knows none of these keys: its models name `id` as the primary key, so grouping by it alone
+is not allowed on these tables (memoryhub/postgres_backend asks `keyed_by_namespace`).
 """
 
 from __future__ import annotations
