@@ -15,11 +15,15 @@ content is placeholder bytes: no embedding, no encryption; the keys' work does n
 them). Then VACUUM ANALYZE.
 
 Timing. A writer thread on its own connection adds a memory and its version per transaction,
-as fast as it can, for `--quiet-seconds` (the baseline), then on while the main thread
-applies every migration after that point (the migration's wall time is printed, and each
-step's longest), then for `--quiet-seconds` more. Printed: writes/s and the latency p50 /
-p99 / max of the writer's transactions before, during and after; the ratio of writes/s
-during to before; the longest a write waited, which is what a lock on the tables costs.
+as fast as it can, for `--quiet-seconds` (the baseline). Then, as the comparison, the main
+thread changes the two largest tables' keys the plain way, as Django's own schema operations
+would (memories' and versions' primary keys and the versions' foreign key, each ALTER TABLE
+building its index while it holds the table), in one transaction that it rolls back; then
+`--quiet-seconds` more; then it applies every migration after that point (the migrations'
+wall time is printed, and the longest steps), then `--quiet-seconds` more. Printed:
+writes/s and the latency p50 / p99 / max of the writer's transactions in each phase; the
+ratio of writes/s during the migrations to before; and the longest a write waited under the
+plain change and under the migrations, with their ratio: what holding the tables costs.
 Then the keys are checked (tests/foundation/test_distribution.py's listing finds nothing in
 the way). The CPU is printed beside the figures.
 """
@@ -47,9 +51,8 @@ from django.db.migrations.executor import MigrationExecutor  # noqa: E402
 
 from apps.memories.models import Memory, MemoryVersion, Subject  # noqa: E402
 from apps.namespaces.models import Namespace  # noqa: E402
-from bench.machine import terminate_as_exit  # noqa: E402
+from bench.machine import cpu, terminate_as_exit  # noqa: E402
 from bench.recall_bench import percentile  # noqa: E402
-from bench.summary_bench import cpu_name  # noqa: E402
 from tests.foundation.test_distribution import in_the_way  # noqa: E402
 
 BEFORE = [
@@ -199,6 +202,33 @@ def migrate_forward(log_step: list[tuple[str, float]]) -> float:
     return time.perf_counter() - started
 
 
+PLAIN = (
+    # Both tables at once, in the writer's order: one at a time, the writer and the change
+    # deadlock.
+    "LOCK TABLE memories_memory, memories_memoryversion IN ACCESS EXCLUSIVE MODE",
+    "ALTER TABLE memories_memory DROP CONSTRAINT memories_memory_pkey CASCADE, "
+    "ADD PRIMARY KEY (id, namespace_id)",
+    "ALTER TABLE memories_memoryversion DROP CONSTRAINT memories_memoryversion_pkey, "
+    "ADD PRIMARY KEY (id, namespace_id), ADD FOREIGN KEY (memory_id, namespace_id) "
+    "REFERENCES memories_memory (id, namespace_id)",
+)
+
+
+class RolledBack(Exception):
+    pass
+
+
+def change_plainly() -> None:
+    """The comparison: the same keys on the two largest tables the plain way, rolled back."""
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            for statement in PLAIN:
+                cursor.execute(statement)
+            raise RolledBack
+    except RolledBack:
+        pass
+
+
 def report(name: str, seconds: list[float], span: float) -> float:
     rate = len(seconds) / span if span else float("nan")
     print(
@@ -222,6 +252,10 @@ def run(args: argparse.Namespace) -> bool:
         writer = Writer(template, subjects)
         writer.start()
         time.sleep(args.quiet_seconds)
+        plain_start = time.perf_counter()
+        change_plainly()
+        plain_end = time.perf_counter()
+        time.sleep(args.quiet_seconds)
         steps: list[tuple[str, float]] = []
         migration_start = time.perf_counter()
         took = migrate_forward(steps)
@@ -234,13 +268,15 @@ def run(args: argparse.Namespace) -> bool:
         first = writer.samples[0][0]
         print(
             f"key migrations on {args.memories:,} memories (and as many versions), "
-            f"{args.subjects:,} subjects, {args.namespaces} namespaces [{cpu_name()}, "
-            f"{os.cpu_count()} cores]"
+            f"{args.subjects:,} subjects, {args.namespaces} namespaces [{cpu()}]"
         )
         print(f"migrations: {took:.1f} s in all; the longest steps:")
         for name, seconds in sorted(steps, key=lambda step: -step[1])[:4]:
             print(f"  {name}: {seconds:.1f} s")
-        before = report("before", writer.between(first, migration_start), migration_start - first)
+        before = report("before", writer.between(first, plain_start), plain_start - first)
+        # Until the first write after the plain change: the one it held back ends after it.
+        plain_writes = writer.between(plain_start, plain_end)
+        report("plain", plain_writes, plain_end - plain_start)
         during = report(
             "during",
             writer.between(migration_start, migration_end),
@@ -249,6 +285,27 @@ def run(args: argparse.Namespace) -> bool:
         end = writer.samples[-1][0]
         report("after", writer.between(migration_end, end + 1e-9), end - migration_end)
         print(f"writes/s during the migrations / before: {during / before:.2f}x")
+        held_plain = max(
+            (
+                seconds
+                for began, seconds in writer.samples
+                if began < plain_end and began + seconds > plain_start
+            ),
+            default=0.0,
+        )
+        held_migrations = max(
+            (
+                seconds
+                for began, seconds in writer.samples
+                if began < migration_end and began + seconds > migration_start
+            ),
+            default=0.0,
+        )
+        print(
+            f"longest write wait: plain change {held_plain * 1000:.0f} ms "
+            f"(it took {plain_end - plain_start:.1f} s), migrations {held_migrations * 1000:.0f} "
+            f"ms: {held_plain / max(held_migrations, 1e-3):.1f}x shorter"
+        )
         problems, unclassified = in_the_way()
         print(f"keys in the way after the migrations: {sorted(problems) or 'none'}")
         return not problems and not unclassified

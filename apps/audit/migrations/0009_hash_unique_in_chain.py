@@ -29,9 +29,11 @@ class Migration(migrations.Migration):
                 "audit_auditevent", "one_event_per_hash_in_chain", ("hash", "chain")
             ),
         ),
-        migrations.AlterField(
-            model_name="auditevent",
-            name="hash",
-            field=models.CharField(max_length=64),
+        d.Retried(
+            migrations.AlterField(
+                model_name="auditevent",
+                name="hash",
+                field=models.CharField(max_length=64),
+            ),
         ),
     ]

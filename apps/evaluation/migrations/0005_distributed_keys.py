@@ -28,68 +28,80 @@ class Migration(migrations.Migration):
         d.foreign_key("evaluation_evalrun", "variant_id", "evaluation_variant"),
         d.foreign_key("evaluation_caseresult", "run_id", "evaluation_evalrun"),
         d.foreign_key("evaluation_caseresult", "case_id", "evaluation_evalcase"),
-        migrations.AlterField(
-            model_name="caseresult",
-            name="case",
-            field=models.ForeignKey(
-                db_constraint=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="+",
-                to="evaluation.evalcase",
+        d.Retried(
+            migrations.AlterField(
+                model_name="caseresult",
+                name="case",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="+",
+                    to="evaluation.evalcase",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="caseresult",
-            name="run",
-            field=models.ForeignKey(
-                db_constraint=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="results",
-                to="evaluation.evalrun",
+        d.Retried(
+            migrations.AlterField(
+                model_name="caseresult",
+                name="run",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="results",
+                    to="evaluation.evalrun",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="evalcase",
-            name="eval_set",
-            field=models.ForeignKey(
-                db_constraint=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="cases",
-                to="evaluation.evalset",
+        d.Retried(
+            migrations.AlterField(
+                model_name="evalcase",
+                name="eval_set",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="cases",
+                    to="evaluation.evalset",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="evalcase",
-            name="subject",
-            field=models.ForeignKey(
-                blank=True,
-                db_constraint=False,
-                null=True,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="+",
-                to="memories.subject",
+        d.Retried(
+            migrations.AlterField(
+                model_name="evalcase",
+                name="subject",
+                field=models.ForeignKey(
+                    blank=True,
+                    db_constraint=False,
+                    null=True,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="+",
+                    to="memories.subject",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="evalrun",
-            name="eval_set",
-            field=models.ForeignKey(
-                db_constraint=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="runs",
-                to="evaluation.evalset",
+        d.Retried(
+            migrations.AlterField(
+                model_name="evalrun",
+                name="eval_set",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="runs",
+                    to="evaluation.evalset",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="evalrun",
-            name="variant",
-            field=models.ForeignKey(
-                blank=True,
-                db_constraint=False,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="runs",
-                to="evaluation.variant",
+        d.Retried(
+            migrations.AlterField(
+                model_name="evalrun",
+                name="variant",
+                field=models.ForeignKey(
+                    blank=True,
+                    db_constraint=False,
+                    null=True,
+                    on_delete=django.db.models.deletion.SET_NULL,
+                    related_name="runs",
+                    to="evaluation.variant",
+                ),
             ),
         ),
         d.primary_key("evaluation_evalset"),

@@ -23,39 +23,45 @@ class Migration(migrations.Migration):
         d.foreign_key("memories_datakey", "subject_id", "memories_subject"),
         d.foreign_key("memories_memory", "subject_id", "memories_subject"),
         d.foreign_key("memories_memoryversion", "memory_id", "memories_memory"),
-        migrations.AlterField(
-            model_name="datakey",
-            name="subject",
-            field=models.ForeignKey(
-                blank=True,
-                db_constraint=False,
-                db_index=False,
-                null=True,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="+",
-                to="memories.subject",
+        d.Retried(
+            migrations.AlterField(
+                model_name="datakey",
+                name="subject",
+                field=models.ForeignKey(
+                    blank=True,
+                    db_constraint=False,
+                    db_index=False,
+                    null=True,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="+",
+                    to="memories.subject",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="memory",
-            name="subject",
-            field=models.ForeignKey(
-                blank=True,
-                db_constraint=False,
-                null=True,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="memories",
-                to="memories.subject",
+        d.Retried(
+            migrations.AlterField(
+                model_name="memory",
+                name="subject",
+                field=models.ForeignKey(
+                    blank=True,
+                    db_constraint=False,
+                    null=True,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="memories",
+                    to="memories.subject",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="memoryversion",
-            name="memory",
-            field=models.ForeignKey(
-                db_constraint=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="versions",
-                to="memories.memory",
+        d.Retried(
+            migrations.AlterField(
+                model_name="memoryversion",
+                name="memory",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="versions",
+                    to="memories.memory",
+                ),
             ),
         ),
         d.primary_key("memories_datakey"),

@@ -28,70 +28,82 @@ class Migration(migrations.Migration):
         d.foreign_key("memories_consolidationlog", "job_id", "memories_job"),
         d.foreign_key("memories_consolidationlog", "subject_id", "memories_subject"),
         d.foreign_key("memories_sessionsummary", "session_id", "memories_session"),
-        migrations.AlterField(
-            model_name="consolidationlog",
-            name="job",
-            field=models.ForeignKey(
-                blank=True,
-                db_constraint=False,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="+",
-                to="pipeline.job",
+        d.Retried(
+            migrations.AlterField(
+                model_name="consolidationlog",
+                name="job",
+                field=models.ForeignKey(
+                    blank=True,
+                    db_constraint=False,
+                    null=True,
+                    on_delete=django.db.models.deletion.SET_NULL,
+                    related_name="+",
+                    to="pipeline.job",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="consolidationlog",
-            name="subject",
-            field=models.ForeignKey(
-                blank=True,
-                db_constraint=False,
-                null=True,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="+",
-                to="memories.subject",
+        d.Retried(
+            migrations.AlterField(
+                model_name="consolidationlog",
+                name="subject",
+                field=models.ForeignKey(
+                    blank=True,
+                    db_constraint=False,
+                    null=True,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="+",
+                    to="memories.subject",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="job",
-            name="subject",
-            field=models.ForeignKey(
-                blank=True,
-                db_constraint=False,
-                null=True,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="jobs",
-                to="memories.subject",
+        d.Retried(
+            migrations.AlterField(
+                model_name="job",
+                name="subject",
+                field=models.ForeignKey(
+                    blank=True,
+                    db_constraint=False,
+                    null=True,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="jobs",
+                    to="memories.subject",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="message",
-            name="session",
-            field=models.ForeignKey(
-                db_constraint=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="messages",
-                to="pipeline.session",
+        d.Retried(
+            migrations.AlterField(
+                model_name="message",
+                name="session",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="messages",
+                    to="pipeline.session",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="session",
-            name="subject",
-            field=models.ForeignKey(
-                db_constraint=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="sessions",
-                to="memories.subject",
+        d.Retried(
+            migrations.AlterField(
+                model_name="session",
+                name="subject",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="sessions",
+                    to="memories.subject",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="sessionsummary",
-            name="session",
-            field=models.ForeignKey(
-                db_constraint=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="summaries",
-                to="pipeline.session",
+        d.Retried(
+            migrations.AlterField(
+                model_name="sessionsummary",
+                name="session",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="summaries",
+                    to="pipeline.session",
+                ),
             ),
         ),
         d.primary_key("memories_session"),

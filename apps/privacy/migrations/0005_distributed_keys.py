@@ -62,61 +62,75 @@ class Migration(migrations.Migration):
                 ),
             ],
         ),
-        migrations.AlterField(
-            model_name="erasurereceiptcode",
-            name="code_hash",
-            field=models.CharField(max_length=64),
-        ),
-        migrations.AlterField(
-            model_name="portallink",
-            name="subject",
-            field=models.ForeignKey(
-                db_constraint=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="portal_links",
-                to="memories.subject",
+        d.Retried(
+            migrations.AlterField(
+                model_name="erasurereceiptcode",
+                name="code_hash",
+                field=models.CharField(max_length=64),
             ),
         ),
-        migrations.AlterField(
-            model_name="portallink",
-            name="token_hash",
-            field=models.CharField(max_length=64),
-        ),
-        migrations.AlterField(
-            model_name="portalsession",
-            name="key_hash",
-            field=models.CharField(max_length=64),
-        ),
-        migrations.AlterField(
-            model_name="portalsession",
-            name="link",
-            field=models.ForeignKey(
-                db_constraint=False,
-                db_index=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="+",
-                to="privacy.portallink",
+        d.Retried(
+            migrations.AlterField(
+                model_name="portallink",
+                name="subject",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="portal_links",
+                    to="memories.subject",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="portalsession",
-            name="subject",
-            field=models.ForeignKey(
-                db_constraint=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="portal_sessions",
-                to="memories.subject",
+        d.Retried(
+            migrations.AlterField(
+                model_name="portallink",
+                name="token_hash",
+                field=models.CharField(max_length=64),
             ),
         ),
-        migrations.AlterField(
-            model_name="schedulederasure",
-            name="subject",
-            field=models.ForeignKey(
-                db_constraint=False,
-                db_index=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="+",
-                to="memories.subject",
+        d.Retried(
+            migrations.AlterField(
+                model_name="portalsession",
+                name="key_hash",
+                field=models.CharField(max_length=64),
+            ),
+        ),
+        d.Retried(
+            migrations.AlterField(
+                model_name="portalsession",
+                name="link",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    db_index=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="+",
+                    to="privacy.portallink",
+                ),
+            ),
+        ),
+        d.Retried(
+            migrations.AlterField(
+                model_name="portalsession",
+                name="subject",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="portal_sessions",
+                    to="memories.subject",
+                ),
+            ),
+        ),
+        d.Retried(
+            migrations.AlterField(
+                model_name="schedulederasure",
+                name="subject",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    db_index=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="+",
+                    to="memories.subject",
+                ),
             ),
         ),
         d.primary_key("privacy_portallink"),

@@ -22,38 +22,44 @@ class Migration(migrations.Migration):
         d.foreign_key("memories_recalllog", "subject_id", "memories_subject"),
         d.foreign_key("recall_recallfeedback", "recall_id", "memories_recalllog"),
         d.foreign_key("recall_recallfeedback", "subject_id", "memories_subject"),
-        migrations.AlterField(
-            model_name="recallfeedback",
-            name="recall",
-            field=models.ForeignKey(
-                db_constraint=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="feedback",
-                to="recall.recalllog",
+        d.Retried(
+            migrations.AlterField(
+                model_name="recallfeedback",
+                name="recall",
+                field=models.ForeignKey(
+                    db_constraint=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="feedback",
+                    to="recall.recalllog",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="recallfeedback",
-            name="subject",
-            field=models.ForeignKey(
-                blank=True,
-                db_constraint=False,
-                null=True,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="+",
-                to="memories.subject",
+        d.Retried(
+            migrations.AlterField(
+                model_name="recallfeedback",
+                name="subject",
+                field=models.ForeignKey(
+                    blank=True,
+                    db_constraint=False,
+                    null=True,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="+",
+                    to="memories.subject",
+                ),
             ),
         ),
-        migrations.AlterField(
-            model_name="recalllog",
-            name="subject",
-            field=models.ForeignKey(
-                blank=True,
-                db_constraint=False,
-                null=True,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="recall_logs",
-                to="memories.subject",
+        d.Retried(
+            migrations.AlterField(
+                model_name="recalllog",
+                name="subject",
+                field=models.ForeignKey(
+                    blank=True,
+                    db_constraint=False,
+                    null=True,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="recall_logs",
+                    to="memories.subject",
+                ),
             ),
         ),
         d.primary_key("memories_recalllog"),
