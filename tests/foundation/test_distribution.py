@@ -9,14 +9,19 @@ and every constraint of the migrated schema (memoryhub/distribution.py makes the
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, OperationalError, connection, migrations, transaction
+from django.db.migrations.state import ProjectState
 from django.db.models import Count
 from django.utils import timezone
 
 from apps.memories.models import Subject
 from apps.namespaces.models import Namespace
 from apps.privacy.models import ScheduledErasure
+from memoryhub import distribution
 from memoryhub.distribution import keyed_by_namespace
 
 # Shared by every namespace: what they hold is admin-wide or the service's own.
@@ -165,3 +170,53 @@ def test_a_namespace_s_rows_can_be_grouped_with_their_columns_selected() -> None
     assert (grouped.external_id, grouped.erasures) == ("u1", 1)
     assert keyed_by_namespace(Subject)
     assert not keyed_by_namespace(Namespace)
+
+
+def _hold(table: str, seconds: float, held: threading.Event) -> None:
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+            held.set()
+            time.sleep(seconds)
+    finally:
+        connection.close()
+
+
+def _add_check(attempts: int, monkeypatch: pytest.MonkeyPatch) -> float:
+    """A key change on a table another transaction holds for 0.5 s, waiting 0.1 s a try."""
+    monkeypatch.setattr(distribution, "LOCK_TIMEOUT", "100ms")
+    monkeypatch.setattr(distribution, "ATTEMPTS", attempts)
+    change = distribution.Retried(
+        migrations.RunSQL("ALTER TABLE memories_job ADD CONSTRAINT probe CHECK (true)"),
+        points_at="memories_subject",
+    )
+    held = threading.Event()
+    holder = threading.Thread(target=_hold, args=("memories_job", 0.5, held))
+    holder.start()
+    held.wait(5)
+    started = time.monotonic()
+    try:
+        with connection.schema_editor(atomic=False) as editor:
+            change.database_forwards("pipeline", editor, ProjectState(), ProjectState())
+    finally:
+        holder.join()
+    return time.monotonic() - started
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_key_change_waits_briefly_for_a_lock_and_tries_again(monkeypatch) -> None:
+    waited = _add_check(attempts=30, monkeypatch=monkeypatch)
+    assert waited >= 0.3  # it got the table once the holder let go
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_constraint WHERE conname = 'probe'")
+        assert cursor.fetchone() == (1,)
+        cursor.execute("SHOW lock_timeout")
+        assert cursor.fetchone() == ("0",)  # as it was
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_tries_left_a_key_change_gives_up_instead_of_queueing_writes(
+    monkeypatch,
+) -> None:
+    with pytest.raises(OperationalError, match="lock timeout"):
+        _add_check(attempts=1, monkeypatch=monkeypatch)
