@@ -5,7 +5,7 @@ whether writes go on meanwhile (memoryhub/distribution.py builds them concurrent
                                                   [--subjects 2000] [--quiet-seconds 10]
 
 Where. A database of its own, created for the run from the migrations (`bench_key_migration`,
-or DATABASE_TEST_NAME) and dropped at the end, also on failure or SIGTERM. It is migrated
+or KEY_BENCH_DATABASE) and dropped at the end, also on failure or SIGTERM. It is migrated
 back to before the keys changed (memories 0020, pipeline 0008, recall 0007, evaluation 0004,
 privacy 0004, audit 0008, context 0001, namespaces 0006, accounts 0003).
 

@@ -28,7 +28,7 @@ def secret_hash(secret: str) -> str:
 def secret_namespace(secret: str) -> int | None:
     """The namespace id a secret names, or None."""
     head, dot, _random = secret.partition(".")
-    if not dot or not head.isdigit() or len(head) > _MAX_ID_DIGITS:
+    if not dot or not (head.isascii() and head.isdigit()) or len(head) > _MAX_ID_DIGITS:
         return None
     return int(head)
 

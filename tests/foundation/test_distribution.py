@@ -13,6 +13,7 @@ import threading
 import time
 
 import pytest
+from django.apps import apps
 from django.db import IntegrityError, OperationalError, connection, migrations, transaction
 from django.db.migrations.state import ProjectState
 from django.db.models import Count
@@ -118,6 +119,29 @@ def test_every_key_carries_the_distribution_column() -> None:
 
 
 @pytest.mark.django_db
+def test_every_foreign_key_between_a_namespace_s_models_is_in_the_database() -> None:
+    """Django declares them without a constraint (db_constraint=False): the database's
+    (column, namespace_id) keys are the only check, and must all be there."""
+    expected = {
+        (model._meta.db_table, field.column, field.related_model._meta.db_table)
+        for model in apps.get_models()
+        for field in model._meta.concrete_fields
+        if field.many_to_one
+        and keyed_by_namespace(model)
+        and keyed_by_namespace(field.related_model)
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_KEYS)
+        found = {
+            (table, next(iter(set(columns) - {NAMESPACE_COLUMN})), target)
+            for table, kind, columns, target in cursor.fetchall()
+            if kind == "foreign key" and NAMESPACE_COLUMN in columns and len(columns) == 2
+        }
+    assert len(expected) > 20
+    assert expected - found == set()
+
+
+@pytest.mark.django_db
 def test_it_finds_a_unique_key_without_the_namespace_column() -> None:
     with connection.cursor() as cursor:
         cursor.execute("ALTER TABLE memories_memory ADD CONSTRAINT probe_unique UNIQUE (id, kind)")
@@ -198,9 +222,9 @@ def _add_check(attempts: int, monkeypatch: pytest.MonkeyPatch) -> float:
     try:
         with connection.schema_editor(atomic=False) as editor:
             change.database_forwards("pipeline", editor, ProjectState(), ProjectState())
+        return time.monotonic() - started
     finally:
         holder.join()
-    return time.monotonic() - started
 
 
 @pytest.mark.django_db(transaction=True)
@@ -212,6 +236,7 @@ def test_a_key_change_waits_briefly_for_a_lock_and_tries_again(monkeypatch) -> N
         assert cursor.fetchone() == (1,)
         cursor.execute("SHOW lock_timeout")
         assert cursor.fetchone() == ("0",)  # as it was
+        cursor.execute("ALTER TABLE memories_job DROP CONSTRAINT probe")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -220,3 +245,72 @@ def test_without_tries_left_a_key_change_gives_up_instead_of_queueing_writes(
 ) -> None:
     with pytest.raises(OperationalError, match="lock timeout"):
         _add_check(attempts=1, monkeypatch=monkeypatch)
+
+
+_PROBE_TABLES = """
+    CREATE TABLE probe_target (id bigint PRIMARY KEY, namespace_id bigint NOT NULL);
+    CREATE TABLE probe_row (id bigint PRIMARY KEY, namespace_id bigint NOT NULL,
+                            target_id bigint);
+    INSERT INTO probe_target VALUES (1, 7);
+    INSERT INTO probe_row VALUES (1, 7, 1);
+"""
+_PROBE_KEYS = """
+    SELECT conrelid::regclass::text, pg_get_constraintdef(oid) FROM pg_constraint
+    WHERE conrelid IN ('probe_target'::regclass, 'probe_row'::regclass) AND contype IN ('p', 'f')
+    ORDER BY 1, 2
+"""
+
+
+def _run(operations: list, backwards: bool = False) -> list[tuple[str, str]]:
+    with connection.schema_editor(atomic=False) as editor:
+        for operation in reversed(operations) if backwards else operations:
+            run = operation.database_backwards if backwards else operation.database_forwards
+            run("memories", editor, ProjectState(), ProjectState())
+    with connection.cursor() as cursor:
+        cursor.execute(_PROBE_KEYS)
+        return cursor.fetchall()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_key_changes_finish_when_run_again_and_undo_keeping_what_points_at_them() -> None:
+    """A key migration is not one transaction: one stopped part way is finished by running
+    it again, even over the invalid index a stopped concurrent build leaves."""
+    keys = [
+        distribution.key_index("probe_target"),
+        distribution.key_index("probe_row"),
+        distribution.foreign_key("probe_row", "target_id", "probe_target"),
+        distribution.primary_key("probe_row"),
+        distribution.validate("probe_row", "target_id"),
+        distribution.primary_key("probe_target"),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_PROBE_TABLES)
+    try:
+        _run(keys[:2])
+        with connection.cursor() as cursor:  # as a build stopped part way leaves it
+            cursor.execute(
+                "UPDATE pg_index SET indisvalid = false "
+                "WHERE indexrelid = 'probe_target_id_namespace_id_key'::regclass"
+            )
+        done = _run(keys)
+        assert done == _run(keys)
+        assert done == [
+            (
+                "probe_row",
+                "FOREIGN KEY (target_id, namespace_id) REFERENCES "
+                "probe_target(id, namespace_id) DEFERRABLE INITIALLY DEFERRED",
+            ),
+            ("probe_row", "PRIMARY KEY (id, namespace_id)"),
+            ("probe_target", "PRIMARY KEY (id, namespace_id)"),
+        ]
+        # Undoing the target's key alone keeps the foreign key pointing at it.
+        undone = _run(keys[5:], backwards=True)
+        assert ("probe_target", "PRIMARY KEY (id)") in undone
+        assert done[0] in undone
+        assert _run(keys, backwards=True) == [
+            ("probe_row", "PRIMARY KEY (id)"),
+            ("probe_target", "PRIMARY KEY (id)"),
+        ]
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS probe_row, probe_target")

@@ -76,7 +76,7 @@ def test_an_expired_link_is_refused(acme, story) -> None:
     assert not PortalSession.objects.exists()
 
 
-@pytest.mark.parametrize("token", ["forged", "A" * 43, "x" * 500])
+@pytest.mark.parametrize("token", ["forged", "A" * 43, "x" * 500, "\u00b2." + "A" * 43])
 def test_a_forged_token_is_refused(acme, story, token) -> None:
     link_for(acme, "u1")
     response = Client(headers={"accept-language": "zh-hans"}).get(f"/portal/enter/{token}")
@@ -348,6 +348,7 @@ def test_a_link_and_a_session_key_from_before_secrets_named_a_namespace_still_wo
         (".abc", None),
         ("12abc", None),
         ("-1.abc", None),
+        ("\u00b2.abc", None),  # a digit to str.isdigit, not to int()
         ("1" * 19 + ".abc", None),
         ("12.", 12),
     ],

@@ -7,6 +7,8 @@ from memoryhub import distribution as d
 
 
 class Migration(migrations.Migration):
+    atomic = False  # each key change is its own transaction (memoryhub/distribution.py)
+
     dependencies = [
         ("memories", "0021_distributed_keys"),
         ("pipeline", "0009_distributed_keys"),
