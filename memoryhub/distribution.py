@@ -135,8 +135,6 @@ class UniqueIndex(Operation):
     again: an invalid index left by a build that stopped is dropped first, and none is built
     once the table's primary key is on `columns` (key_index's, moved there by primary_key)."""
 
-    reversible = True
-
     def __init__(self, table: str, name: str, columns: tuple[str, ...]) -> None:
         self.table = table
         self.name = name
@@ -158,10 +156,10 @@ class UniqueIndex(Operation):
             f"CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS {self.name} ON {self.table} "
             f"({', '.join(self.columns)})"
         )
+        if not router.allow_migrate(schema_editor.connection.alias, app_label):
+            return
         if schema_editor.collect_sql:
             schema_editor.execute(create)
-            return
-        if not router.allow_migrate(schema_editor.connection.alias, app_label):
             return
         with schema_editor.connection.cursor() as cursor:
             cursor.execute(_PRIMARY_KEY, [self.table])
@@ -196,7 +194,8 @@ def _unless_constraint(table: str, name: str, statement: str) -> str:
     """`statement`, unless `table` has the constraint `name` already. Names here are the
     migrations' own, never input."""
     exists = (
-        f"SELECT 1 FROM pg_constraint WHERE conname = '{name}' AND conrelid = '{table}'::regclass"  # noqa: S608
+        f"SELECT 1 FROM pg_constraint WHERE conname = '{name}' "  # noqa: S608
+        f"AND conrelid = '{table}'::regclass"
     )
     return f"DO $$ BEGIN IF NOT EXISTS ({exists}) THEN {statement}; END IF; END $$"
 
