@@ -18,7 +18,10 @@ from typing import IO, Any
 
 import httpx
 
+from memoryhub.json_input import MAX_DEPTH, JsonInputError, json_loads
+
 ACCEPT = "application/json, text/event-stream"
+REPLY_MAX_DEPTH = 4 * MAX_DEPTH
 
 
 def _error(message_id: Any, code: int, text: str) -> dict[str, Any]:
@@ -28,9 +31,9 @@ def _error(message_id: Any, code: int, text: str) -> dict[str, Any]:
 def relay(line: str, http: httpx.Client, endpoint: str) -> list[dict[str, Any]]:
     """The replies to one stdio line (none for a notification or a reply of the client's)."""
     try:
-        message = json.loads(line)
-    except json.JSONDecodeError:
-        return [_error(None, -32700, "Parse error: not JSON.")]
+        message = json_loads(line)
+    except JsonInputError as refused:
+        return [_error(None, -32700, f"Parse error: {refused}.")]
     message_id = message.get("id") if isinstance(message, dict) else None
     try:
         response = http.post(endpoint, content=line.encode(), headers={"Accept": ACCEPT})
@@ -40,8 +43,10 @@ def relay(line: str, http: httpx.Client, endpoint: str) -> list[dict[str, Any]]:
     if response.status_code == 202 or not response.content:
         return []
     try:
-        body = response.json()
-    except ValueError:
+        # The server's reply may carry a memory's metadata (itself up to MAX_DEPTH deep)
+        # inside a result: bounded too, with room for that.
+        body = json_loads(response.content, max_depth=REPLY_MAX_DEPTH)
+    except JsonInputError:
         body = None
     if response.is_success and isinstance(body, dict | list):
         return body if isinstance(body, list) else [body]

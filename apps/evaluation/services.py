@@ -4,7 +4,6 @@ audited in its own transaction, content-free (ids, counts, field names)."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,20 @@ from apps.recall.models import RecallFeedback, RecallLog
 from apps.recall.search import MAX_QUERY_CHARS
 from apps.recall.services import recall_query
 from memoryhub.exceptions import ApplicationError, NotFound
+from memoryhub.json_input import MAX_DEPTH, JsonInputError, json_loads
+
+# What an uploaded file, or one line of it, is told when the JSON guard refuses it, by the
+# refusal's code.
+REFUSED_JSON = {
+    "not_json": gettext_noop("The file is not JSON."),
+    "too_deep": gettext_noop("The file is nested deeper than %(limit)s levels."),
+    "unstorable": gettext_noop("The file holds text or a number that cannot be stored."),
+}
+REFUSED_LINE = {
+    "not_json": gettext_noop("line %(line)s: not JSON."),
+    "too_deep": gettext_noop("line %(line)s: nested deeper than %(limit)s levels."),
+    "unstorable": gettext_noop("line %(line)s: holds text or a number that cannot be stored."),
+}
 
 MAX_CASES = 5000
 NAME_LIMIT = 120
@@ -182,9 +195,13 @@ def eval_set_import_file(
     if file_format == "jsonl":
         return eval_set_import_jsonl(actor=actor, namespace=namespace, name=name, text=text)
     try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError:
-        raise ApplicationError(gettext_noop("The file is not JSON.")) from None
+        parsed = json_loads(text)
+    except JsonInputError as refused:
+        raise ApplicationError(
+            REFUSED_JSON[refused.code],
+            params={"limit": MAX_DEPTH},
+            details={"file": [str(refused)]},
+        ) from None
     return eval_set_import_locomo(
         actor=actor,
         namespace=namespace,
@@ -254,10 +271,10 @@ def _jsonl_draft(
 def _jsonl_object(line: str, number: int) -> dict[str, Any]:
     """The line parsed: a JSON object holding no field but the known ones."""
     try:
-        item = json.loads(line)
-    except json.JSONDecodeError:
+        item = json_loads(line)
+    except JsonInputError as refused:
         raise _line_refused(
-            number, gettext_noop("line %(line)s: not JSON."), ["not JSON"]
+            number, REFUSED_LINE[refused.code], [str(refused)], limit=MAX_DEPTH
         ) from None
     if not isinstance(item, dict):
         raise _line_refused(

@@ -5,7 +5,6 @@ checked here first, then again by each REST call a tool makes."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import MutableMapping
 from typing import Any
@@ -21,10 +20,12 @@ from rest_framework.request import Request
 from apps.accounts.api.authentication import ApiKeyAuthentication
 from apps.mcp_server.tools import Caller, current_caller, server
 from memoryhub.api.errors import error_body
+from memoryhub.json_input import JsonInputError, json_loads
 
 # The transport reads this much of a request body at most (the SDK's own limit is larger).
 MAX_BODY_BYTES = 1_000_000
-# JSON-RPC 2.0's code for a message that is not a valid request.
+# JSON-RPC 2.0's codes for text that is not JSON, and for a message that is not a request.
+PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
 
@@ -70,14 +71,19 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
 
 
 def jsonrpc_refusal(body: bytes) -> dict[str, Any] | None:
-    """A JSON-RPC error for what the transport would otherwise take quietly: a batch (an
-    array of messages), or a request whose id is not a string or an integer (MCP's rule),
-    which it would treat as a notification and answer with an empty 202. None otherwise
-    (malformed JSON included: the transport answers that itself)."""
+    """A JSON-RPC error for what the transport must not see or would take quietly: a body
+    that the JSON guard refuses (not JSON, nested too deep, unstorable text: -32700), a
+    batch (an array of messages), or a request whose id is not a string or an integer (MCP's
+    rule), which it would treat as a notification and answer with an empty 202. None when
+    the message may go on to the transport."""
     try:
-        message = json.loads(body)
-    except ValueError:
-        return None
+        message = json_loads(body)
+    except JsonInputError as refused:
+        return {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": PARSE_ERROR, "message": f"Parse error: {refused}."},
+        }
     if isinstance(message, list):
         problem = "Batch requests are not supported: send one JSON-RPC message a request."
     elif isinstance(message, dict) and "id" in message and not _is_request_id(message["id"]):

@@ -20,6 +20,7 @@ from typing import Protocol
 
 from apps.facts.doubt import Dispute
 from apps.facts.rules import Ending, facts_of, speaks_of, substitute
+from memoryhub.json_input import json_loads
 
 # The context API wraps recalled memories in these markers; text between them came from
 # MemoryHub and is never extracted again.
@@ -239,7 +240,9 @@ class SummaryDigest:
 
     @classmethod
     def from_json(cls, text: str) -> SummaryDigest:
-        data = json.loads(text)
+        """The digest `to_json` wrote; JsonInputError (a ValueError) for text that is not
+        one within the JSON guard's bounds."""
+        data = json_loads(text)
         return cls(
             held={key: _Held(**item) for key, item in data["held"]},
             order=data["order"],

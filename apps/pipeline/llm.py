@@ -9,7 +9,6 @@ times. Neither exception message carries conversation text.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,6 +19,7 @@ import httpx
 from apps.facts.doubt import Dispute
 from apps.facts.rules import Ending, normal_slot, slot_group
 from apps.pipeline import extraction
+from memoryhub.json_input import JsonInputError, json_loads
 
 KINDS = {"semantic", "procedural"}
 CATEGORIES = {
@@ -119,8 +119,8 @@ class LlmClient:
         if response.status_code != 200:
             raise LlmRefused(f"the endpoint refused the request: HTTP {response.status_code}")
         try:
-            content = response.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
+            content = json_loads(response.content)["choices"][0]["message"]["content"]
+        except (JsonInputError, KeyError, IndexError, TypeError):
             raise LlmOutputError("the answer is not a chat completion") from None
         if not isinstance(content, str):
             raise LlmOutputError("the answer has no text content")
@@ -138,9 +138,10 @@ def _number(value: Any, name: str) -> float:
 def parse_memories(text: str, turns: list[extraction.Turn]) -> list[extraction.Candidate]:
     """Validate the extractor's JSON strictly; any deviation refuses the whole answer."""
     try:
-        data = json.loads(text)
-    except ValueError:
-        raise LlmOutputError("the answer is not JSON") from None
+        data = json_loads(text)
+    except JsonInputError as refused:
+        reason = "not JSON" if refused.code == "not_json" else str(refused)
+        raise LlmOutputError(f"the answer is {reason}") from None
     if not isinstance(data, dict) or set(data) != {"memories"}:
         raise LlmOutputError('the answer is not {"memories": [...]}')
     items = data["memories"]

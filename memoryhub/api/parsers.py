@@ -2,65 +2,33 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.parsers import JSONParser
 
-# Deeper than any real request needs, and far below what makes a parser or the database's
-# jsonb input recurse out of stack.
-MAX_DEPTH = 64
+from memoryhub.json_input import MAX_DEPTH, JsonInputError, json_loads
+
+__all__ = ["MAX_DEPTH", "BoundedJSONParser"]
 
 
 class BoundedJSONParser(JSONParser):
-    """DRF's JSON parser, refusing (400, `parse_error`) what would otherwise fail deep inside:
-    nesting beyond MAX_DEPTH levels, and text that is not valid Unicode (a lone surrogate
-    such as "\\ud800" parses in Python but PostgreSQL cannot store it)."""
+    """DRF's JSON parser through the one JSON guard (`memoryhub.json_input`): what is not
+    JSON, nests beyond MAX_DEPTH levels, or holds text that is not valid Unicode or a number
+    no float holds is a 400 `parse_error`, before any view sees it."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        encoding = (parser_context or {}).get("encoding") or settings.DEFAULT_CHARSET
+        raw = stream.read() if stream is not None else b""
         try:
-            data = super().parse(stream, media_type, parser_context)
-        except RecursionError:
-            raise exceptions.ParseError(
-                f"JSON parse error - nested deeper than {MAX_DEPTH} levels."
-            ) from None
-        problem = json_problem(data)
-        if problem:
-            raise exceptions.ParseError(f"JSON parse error - {problem}.")
-        return data
-
-
-def json_problem(value: Any) -> str:
-    """What makes a parsed JSON value unstorable ('' when nothing): too deep, a string (key
-    or value) that is not valid Unicode, or a number too large for a float ("1e999" parses
-    as infinity, which JSON cannot hold). Walks without recursion."""
-    pending = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, str):
-            if not _is_unicode(item):
-                return "text with a lone surrogate (not valid Unicode)"
-            continue
-        if isinstance(item, float) and not math.isfinite(item):
-            return "a number too large to represent"
-        if not isinstance(item, dict | list):
-            continue
-        if depth > MAX_DEPTH:
-            return f"nested deeper than {MAX_DEPTH} levels"
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if not _is_unicode(key):
-                    return "a key with a lone surrogate (not valid Unicode)"
-                pending.append((child, depth + 1))
-        else:
-            pending.extend((child, depth + 1) for child in item)
-    return ""
-
-
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+            # bytes.decode takes text encodings only: no charset decompresses the body.
+            text = raw.decode(encoding)
+        except LookupError:
+            raise exceptions.ParseError(f'Unsupported charset "{encoding}".') from None
+        except UnicodeDecodeError:
+            raise exceptions.ParseError(f"JSON parse error - not {encoding} text.") from None
+        try:
+            return json_loads(text)
+        except JsonInputError as refused:
+            raise exceptions.ParseError(f"JSON parse error - {refused}.") from None

@@ -95,3 +95,21 @@ def test_a_case_from_a_recall_the_service_refuses_shows_the_form_again(cast: Cas
     assert response.status_code == 200  # the recall's query was never kept
     assert said(response) == [("error", "This recall's query is no longer kept.")]
     assert not EvalCase.objects.exists()
+
+
+def test_a_file_nested_too_deep_goes_back_naming_the_depth(cast: Cast) -> None:
+    deep = ("[" * 400_000 + "]" * 400_000).encode()
+    data = {"name": "deep", "format": "locomo", "subject": "u1",
+            "file": SimpleUploadedFile("set.json", deep)}  # fmt: skip
+    response = cast.client("eddie").post(reverse("evaluation:set_import", args=["acme"]), data)
+    assert response["Location"] == reverse("evaluation:overview", args=["acme"])
+    assert said(response) == [("error", "The file is nested deeper than 64 levels.")]
+    assert not EvalSet.objects.exists()
+
+
+def test_a_line_nested_too_deep_goes_back_naming_the_line(cast: Cast) -> None:
+    line = '{"question": "q", "category": ' + "[" * 5_000 + "]" * 5_000 + "}"
+    response = upload(cast, b'{"question": "q"}\n' + line.encode())
+    assert said(response) == [("error", "line 2: nested deeper than 64 levels.")]
+    assert not EvalSet.objects.exists()
+    assert not EvalCase.objects.exists()

@@ -379,3 +379,84 @@ def test_a_batch_or_a_non_scalar_id_is_refused_clearly(
     error = response.json()["error"]
     assert error["code"] == -32600
     assert says in error["message"]
+
+
+def _deep_call(where: str, depth: int) -> str:
+    """A tools/call whose `where` (its arguments, an unknown argument, or `params._meta`)
+    holds arrays nested `depth` levels deep, as raw JSON text."""
+    deep = "[" * depth + "]" * depth
+    if where == "arguments":
+        params = f'{{"name": "add_memory", "arguments": {deep}}}'
+    elif where == "unknown argument":
+        params = f'{{"name": "add_memory", "arguments": {{"content": "x", "colour": {deep}}}}}'
+    else:
+        params = f'{{"name": "add_memory", "arguments": {{"content": "x"}}, "_meta": {deep}}}'
+    return f'{{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {params}}}'
+
+
+@pytest.mark.parametrize("depth", [5_000, 20_000, 400_000])
+@pytest.mark.parametrize("where", ["arguments", "unknown argument", "params._meta"])
+def test_a_deeply_nested_body_is_a_parse_error_and_writes_nothing(
+    acme: Tenant, live_server: Any, caplog: pytest.LogCaptureFixture, where: str, depth: int
+) -> None:
+    events = AuditEvent.objects.count()
+    response = httpx.post(
+        f"{live_server.url}/mcp/",
+        content=_deep_call(where, depth).encode(),
+        headers={**MCP_HEADERS, "Content-Type": "application/json",
+                 "Authorization": f"Bearer {acme.raw_key}"},
+    )  # fmt: skip
+    assert response.status_code == 400
+    assert response.headers["Content-Type"] == "application/json"
+    error = response.json()["error"]
+    assert error == {"code": -32700, "message": "Parse error: nested deeper than 64 levels."}
+    assert not [record for record in caplog.records if record.levelname in {"ERROR", "CRITICAL"}]
+    assert not Memory.objects.exists()
+    assert AuditEvent.objects.count() == events
+
+
+def test_a_body_at_the_depth_limit_still_works(acme: Tenant, live_server: Any) -> None:
+    # The body (1), params (2) and _meta (3) are three levels; 61 arrays make 64, 62 make 65.
+    def call(arrays: int) -> httpx.Response:
+        meta = {"trace": json.loads("[" * arrays + "]" * arrays)}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+        return httpx.post(
+            f"{live_server.url}/mcp/",
+            json=body,
+            headers={**MCP_HEADERS, "Authorization": f"Bearer {acme.raw_key}"},
+        )
+
+    at_limit = call(61)
+    assert at_limit.status_code == 200
+    assert {tool["name"] for tool in at_limit.json()["result"]["tools"]} == TOOLS
+    over = call(62)
+    assert over.status_code == 400
+    assert over.json()["error"]["code"] == -32700
+
+
+def test_the_stdio_relay_refuses_a_deep_line_without_sending_it(
+    acme: Tenant, live_server: Any
+) -> None:
+    from memoryhub.mcp_stdio import serve
+
+    line = _deep_call("arguments", 400_000)
+    out = io.StringIO()
+    serve(live_server.url, acme.raw_key, io.StringIO(line + "\n"), out)
+    reply = json.loads(out.getvalue())
+    assert reply["id"] is None
+    assert reply["error"] == {
+        "code": -32700,
+        "message": "Parse error: nested deeper than 64 levels.",
+    }
+    assert not Memory.objects.exists()
+    assert not AuditEvent.objects.filter(action__startswith="memory.").exists()
+
+
+def test_the_stdio_relay_says_which_line_is_not_json(acme: Tenant, live_server: Any) -> None:
+    from memoryhub.mcp_stdio import serve
+
+    out = io.StringIO()
+    serve(live_server.url, acme.raw_key, io.StringIO("{not json\n"), out)
+    error = json.loads(out.getvalue())["error"]
+    assert error["code"] == -32700
+    assert error["message"].startswith("Parse error: not JSON (")

@@ -143,6 +143,8 @@ TURNS = [extraction.Turn("user", "I moved to Porto.", 4)]
             "occurred_at is not an ISO 8601",
         ),
         (json.dumps({"memories": [{**GOOD["memories"][0], "expires_at": 5}]}), "expires_at"),
+        ('{"memories": ' + "[" * 400_000 + "]" * 400_000 + "}", "nested deeper than 64 levels"),
+        ('{"memories": [], "x": "\\udc00"}', "lone surrogate"),
     ],
 )
 def test_llm_output_is_validated_strictly(answer: str, problem: str) -> None:
@@ -279,3 +281,25 @@ def test_an_llm_dispute_takes_the_fact_out_of_the_current_ones_for_review(
     assert fact.valid_to is None
     turn = Memory.objects.get(kind="episodic", source__message=fact.metadata["disputed_by"])
     assert open_memory(KeyCache(), turn) == "My doctor is rethinking the metformin."
+
+
+@pytest.mark.django_db
+def test_a_deeply_nested_answer_is_refused_whole_and_recorded(acme: Tenant, llm: StubLlm) -> None:
+    llm.reply = '{"memories": [' + "[" * 20_000 + "]" * 20_000 + "]}"
+    job = ingest(acme).json()
+    assert job["status"] == "failed"
+    assert job["error"] == (
+        "invalid LLM output after 3 attempts: the answer is nested deeper than 64 levels"
+    )
+    assert Message.objects.count() == 3  # the turns stay
+    assert Memory.objects.count() == 0
+    assert ConsolidationLog.objects.filter(decision="reject").count() == 1
+
+
+def test_a_summary_digest_nested_too_deep_is_refused() -> None:
+    from memoryhub.json_input import JsonInputError
+
+    digest = extraction.SummaryDigest(said=["I moved to Porto."], words=4)
+    assert extraction.SummaryDigest.from_json(digest.to_json()) == digest
+    with pytest.raises(JsonInputError, match="nested deeper"):
+        extraction.SummaryDigest.from_json('{"held": ' + "[" * 5_000 + "]" * 5_000 + "}")

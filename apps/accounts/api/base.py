@@ -23,6 +23,9 @@ from apps.namespaces.models import Namespace
 from memoryhub.exceptions import NotFound
 from memoryhub.row_security import NamespaceWall, namespace_wall
 
+# The methods whose body a view may read.
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
 
 def deny_permission(
     actor: Actor, action: str, namespace: Namespace, needed: str | None
@@ -72,6 +75,14 @@ class NamespacedAPIView(APIView):
         if needed is None or not self.api_key.has_permission(needed):
             deny_permission(self.actor, self.audit_action(request), self.namespace, needed)
         self.wall.enter(self.namespace.pk)
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        """Once the caller may act, a body is parsed whether or not the view reads it: a
+        body that is not JSON within the guard's bounds is a 400 everywhere, never taken
+        for an empty one by a view that ignores its body."""
+        super().initial(request, *args, **kwargs)
+        if request.method in BODY_METHODS:
+            request.data  # noqa: B018 (parsing is the point: it raises ParseError)
 
     def check_throttles(self, request: Request) -> None:
         """Done in check_permissions already (DRF would throttle only after permissions)."""
