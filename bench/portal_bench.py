@@ -14,19 +14,20 @@ one kind page by page, the history, a memory's detail, the search, the access hi
 Load. A temporary namespace gets one person with `--memories` memories, as they would have
 after nine months of an assistant: ~70% conversation turns (episodic, sessions `s<N>` of
 6-24 turns with session key, position and a session source), ~25% facts (semantic; 40% of
-them in slots whose older values are superseded: `valid_to` set, `superseded_by` and
-`supersedes` in the metadata, as consolidation leaves them; most learned in a conversation,
-the rest saved by the app; a third with a confidence under 1) and ~5% procedural; 1% of all
-archived. Beside them, `--others` subjects with `--others-memories` each, in the same mix,
-so that the subject filter matters. Contents are recall_bench's template sentences (a person
-talks mostly about a subset of the topics), vectors composed from a pool the real model
-embedded once; every memory is stored through `services.memories_create_bulk` in batches of
-1,000, in the order of its planned date, with the HNSW and keyword GIN indexes dropped;
-then the dates are set over the nine months (created_at, valid_to, the versions'), the
-indexes are rebuilt, VACUUM ANALYZE (times printed). The sessions get their Session rows;
-the recall log gets `--recalls` rows of the person (5-10 of their memories each, facts and
-instructions five times as often as turns, only memories current at the time), and 40 of
-each other subject, by the namespace's app key; the audit log gets `--reads` dashboard reads
+them in slots whose older values are superseded: `valid_to` and `superseded_by` set,
+`supersedes` in the successor's metadata, as consolidation leaves them; most learned in a
+conversation, the rest saved by the app; a third with a confidence under 1) and ~5%
+procedural; 1% of all archived. Beside them, `--others` subjects with `--others-memories`
+each, in the same mix, so that the subject filter matters. Contents are recall_bench's
+template sentences (a person talks mostly about a subset of the topics), vectors composed
+from a pool the real model embedded once; every memory is stored through
+`services.memories_create_bulk` in batches of 1,000, in the order of its planned date, with
+the HNSW and keyword GIN indexes dropped; then the dates are set over the nine months
+(created_at, valid_to, the versions'), the indexes are rebuilt, VACUUM ANALYZE (times
+printed). The sessions get their Session rows; the recall log gets `--recalls` rows of the
+person (5-10 of their memories each, facts and instructions five times as often as turns,
+only memories current at the time), and 40 of each other subject, by the namespace's app
+key; the audit log gets `--reads` dashboard reads
 (`governance.services.content_read_record`): three in four of one of the person's memories,
 the rest of an explorer page of several subjects' memories.
 
@@ -183,6 +184,7 @@ class Row:
     planned: Planned
     at: datetime  # created_at
     until: datetime | None = None  # valid_to: superseded then
+    successor: uuid.UUID | None = None  # superseded_by
     note: str = ""  # what the detail page shows (DETAIL_NOTES), for the person's
 
 
@@ -340,7 +342,7 @@ class SubjectPlanner:
             ]
             for older, newer in itertools.pairwise(chain):
                 older.until = newer.at
-                older.planned.item.metadata["superseded_by"] = str(newer.planned.item.id)
+                older.successor = newer.planned.item.id
                 newer.planned.item.metadata["supersedes"] = [str(older.planned.item.id)]
             for each in chain:
                 each.note = DETAIL_NOTES[2] if each.until else DETAIL_NOTES[1]
@@ -468,13 +470,15 @@ def date(namespace: Namespace, plan: Plan) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {memories} m SET created_at = t.at, updated_at = coalesce(t.until, t.at),"  # noqa: S608
-            " valid_to = t.until"
-            " FROM unnest(%s::uuid[], %s::timestamptz[], %s::timestamptz[]) AS t(id, at, until)"
+            " valid_to = t.until, superseded_by_id = t.successor"
+            " FROM unnest(%s::uuid[], %s::timestamptz[], %s::timestamptz[], %s::uuid[])"
+            " AS t(id, at, until, successor)"
             " WHERE m.id = t.id",
             [
                 [r.planned.item.id for r in plan.rows],
                 [r.at for r in plan.rows],
                 [r.until for r in plan.rows],
+                [r.successor for r in plan.rows],
             ],
         )
         cursor.execute(

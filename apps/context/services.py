@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -33,6 +34,7 @@ from apps.pipeline.selectors import (
 )
 from apps.recall.search import RecallRequest, recall_memories
 from apps.recall.services import recall_log_create
+from apps.recall.statements import RecallFilters
 from apps.tokens.tokenizers import ModelInfo, Tokenizer, model_table, tokenizer_for
 from memoryhub.exceptions import ApplicationError, NotFound
 
@@ -56,6 +58,10 @@ class ContextRequest:
     buffer_tokens: int = 2000
     placement: str = "edges"
     sections: dict[str, dict[str, int | None]] = field(default_factory=dict)
+    # History too (each line marked "(superseded YYYY-MM-DD)"), and time travel: the
+    # memories as they held at `as_of` (apps/recall/time_travel.py).
+    include_history: bool = False
+    as_of: datetime | None = None
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any], **overrides: Any) -> ContextRequest:
@@ -69,6 +75,11 @@ class ContextRequest:
         values["session"] = values.get("session") or None
         values["sections"] = dict(values.get("sections") or {})
         return cls(**(values | overrides))
+
+
+def history_mark(valid_to: datetime) -> str:
+    """What starts a history line in a prompt: "(superseded 2026-03-09)", the day in UTC."""
+    return f"(superseded {valid_to.astimezone(UTC).date().isoformat()})"
 
 
 def model_info(name: str) -> ModelInfo:
@@ -207,6 +218,7 @@ def _gather_memories(
             subject_external_id=spec.subject,
             query=spec.query,
             k=spec.recall_k,
+            filters=RecallFilters(include_history=spec.include_history, as_of=spec.as_of),
             include_shared=True,
             log=False,
             keys=keys,
@@ -224,14 +236,16 @@ def _gather_memories(
         section = assembly.SHARED if hit.memory.subject_id is None else assembly.MEMORIES
         key = str(hit.memory.id)
         gathered.memories_by_id[key] = hit.memory
+        text = hit.text_then if hit.text_then is not None else open_memory(keys, hit.memory)
+        line_tokens = hit.memory.prompt_tokens.get(tokenizer) if hit.text_then is None else None
+        details: dict[str, Any] = {"components": hit.components}
+        if not hit.current and hit.memory.valid_to is not None:
+            # History says so in the prompt; the packer counts the marked line.
+            text = f"{history_mark(hit.memory.valid_to)} {text}"
+            line_tokens = None
+            details |= {"current": False, "valid_to": hit.memory.valid_to.isoformat()}
         gathered.candidates[section].append(
-            assembly.Item(
-                key,
-                open_memory(keys, hit.memory),
-                hit.score,
-                details={"components": hit.components},
-                line_tokens=hit.memory.prompt_tokens.get(tokenizer),
-            )
+            assembly.Item(key, text, hit.score, details=details, line_tokens=line_tokens)
         )
     procedural, overflow = procedural_memories(
         namespace=namespace, subject=outcome.subject, limit=MAX_PROCEDURAL

@@ -163,8 +163,18 @@ def memory_story(*, namespace: Namespace, memory: Memory, recall_limit: int = 20
         versions.append(VersionEntry(version, text, changes))
     versions.reverse()
 
-    linked = [str(value) for value in memory.metadata.get("supersedes", []) or []]
-    successor_id = memory.metadata.get("superseded_by")
+    # What it replaced: the memories whose superseded_by names it (turns that ended with a
+    # fact it replaced among them), and the ones its provenance lists.
+    replaced = (
+        namespace_memories(namespace).filter(superseded_by=memory).values_list("pk", flat=True)
+    )
+    linked = list(
+        dict.fromkeys(
+            [str(value) for value in memory.metadata.get("supersedes", []) or []]
+            + [str(pk) for pk in list(replaced)]
+        )
+    )
+    successor_id = str(memory.superseded_by_id) if memory.superseded_by_id else None
     related = {
         str(m.pk): m
         for m in namespace_memories(namespace).filter(

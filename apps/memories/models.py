@@ -148,6 +148,19 @@ class Memory(EncryptedContent):
     updated_at = models.DateTimeField(default=timezone.now)
     valid_from = models.DateTimeField(default=timezone.now)
     valid_to = models.DateTimeField(null=True, blank=True)
+    # The memory that replaced this one when it ended (a fact's new value, the fact a turn's
+    # statement became, the memory a duplicate was merged into); null while it holds, and
+    # for one that ended with no successor (a negation, a reviewer's end, a dispute).
+    # What is served is decided by these columns: valid_to IS NULL is current.
+    superseded_by = models.ForeignKey(
+        "self",
+        db_constraint=False,
+        db_index=False,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
     expires_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     version = models.PositiveIntegerField(default=1)
@@ -184,6 +197,12 @@ class Memory(EncryptedContent):
             # (keyset on created_at, id), and its counts by status and confidence.
             models.Index(fields=["namespace", "-created_at", "-id"], name="memory_newest"),
             models.Index(fields=["namespace", "status", "confidence"], name="memory_by_status"),
+            # What a memory replaced (a successor's deletion nulls the links to it).
+            models.Index(
+                fields=["superseded_by"],
+                name="memory_superseded_by",
+                condition=Q(superseded_by__isnull=False),
+            ),
             # Every search reads the whole pending list of new entries: keep it short (256 kB
             # rather than 4 MB) so a burst of writes does not slow recall until a vacuum.
             GinIndex(fields=["token_index"], name="memory_token_index", gin_pending_list_limit=256),

@@ -144,6 +144,7 @@ def memory_public_fields(memory: Memory) -> dict[str, Any]:
         "updated_at": iso(memory.updated_at),
         "valid_from": iso(memory.valid_from),
         "valid_to": iso(memory.valid_to),
+        "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
         "expires_at": iso(memory.expires_at),
     }
 

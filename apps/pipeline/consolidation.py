@@ -43,6 +43,7 @@ from apps.memories.services import (
     memory_update,
     screen_content,
 )
+from apps.memories.services.validity import turns_end_with
 from apps.namespaces.models import Namespace
 from apps.pipeline import decisions, extraction
 from apps.pipeline.decisions import (
@@ -810,16 +811,16 @@ def _store_pending(batch: _Batch) -> None:
     for new in pending:  # put in doubt by a later turn of the batch: a person decides
         if new.review:
             new.item.status = Status.PENDING_REVIEW
-    memories_insert(
+    stored = memories_insert(
         actor=batch.actor,
         namespace=batch.namespace,
         items=[p.item for p in pending],
         keys=batch.keys,
     )
     now = timezone.now()
-    ended = [new.item.id for new in pending if new.ended]
-    if ended:
-        Memory.objects.filter(pk__in=ended).update(valid_to=now, updated_at=now)
+    for new, memory in zip(pending, stored, strict=True):
+        if new.ended:  # ended by a later turn of this batch: with the turn that stated it
+            _close(batch.actor, batch.namespace, memory, now, successor=None)
     for new in pending:
         batch.memory_ids.append(str(new.item.id))
         if new.review:
@@ -846,27 +847,6 @@ def _store_pending(batch: _Batch) -> None:
             batch.log(Decision.SUPERSEDE, reason, new.item.id, old.id)
 
 
-def _mark_outdated_turn(fact: Memory, by_message: str) -> None:
-    """The turn a fact came from, once no fact it stated is current, says what is no longer
-    true ("I'm allergic to peanuts", corrected since): marked `outdated_by` the message
-    that corrected it, when the fact's category outdates its turn
-    (`decisions.outdates_its_turn`). Recall ranks it below that message's turn and facts
-    whenever both are found (ranking.score). It stays, as what was said."""
-    message = (fact.source or {}).get("message")
-    if not message or fact.subject_id is None:
-        return
-    if not decisions.outdates_its_turn((fact.source or {}).get("extractor")):
-        return
-    said = Memory.objects.filter(
-        namespace_id=fact.namespace_id, subject_id=fact.subject_id, source__message=message
-    )
-    if said.filter(kind=Kind.SEMANTIC, valid_to__isnull=True).exists():
-        return  # the turn still states a current fact ("... and I live in Leeds")
-    for turn in said.filter(kind=Kind.EPISODIC).only("id", "metadata"):
-        turn.metadata = {**turn.metadata, "outdated_by": by_message}
-        turn.save(update_fields=["metadata"])
-
-
 def _close(
     actor: Actor,
     namespace: Namespace,
@@ -877,17 +857,19 @@ def _close(
     by_message: str | None = None,
 ) -> None:
     """End a current fact, kept as history: superseded by `successor`, or ended by a
-    negation (no successor). Audited."""
+    negation (no successor), and with it the turn that stated it (`turns_end_with`).
+    Audited."""
     memory.valid_to = now
+    memory.superseded_by_id = uuid.UUID(successor) if successor else None
     memory.status = Status.ACTIVE  # history, like every ended fact: no review waits on it
-    note = {"superseded_by": successor} if successor else {"ended": "negated or changed"}
-    if by_message and not successor:
-        note["ended_by"] = by_message  # the turn that ended it (the portal shows it beside)
-    memory.metadata = {**memory.metadata, **note}
+    if not successor:
+        note = {"ended": "negated or changed"}
+        if by_message:
+            note["ended_by"] = by_message  # the turn that ended it (the portal shows it beside)
+        memory.metadata = {**memory.metadata, **note}
     memory.updated_at = now
-    memory.save(update_fields=["valid_to", "status", "metadata", "updated_at"])
-    if by_message:
-        _mark_outdated_turn(memory, by_message)
+    memory.save(update_fields=["valid_to", "superseded_by", "status", "metadata", "updated_at"])
+    turns_end_with(actor=actor, fact=memory, when=now, successor=memory.superseded_by_id)
     details: dict[str, Any] = {"successor": successor}
     if successor is None:
         details["reason"] = "negated"

@@ -29,12 +29,6 @@ from apps.facts.rules import speaks_of, substitute
 # the tokens: the same fact, said again.
 DUPLICATE_OVERLAP = 0.6
 
-# The facts whose correction outdates the turn that stated them: health (allergies,
-# medications, conditions), where a stale value does harm. Plans, activities and opinions
-# change too, but "what did she plan in May" still wants the turn that said it (LoCoMo
-# dev's recall@10 fell from 0.818 to 0.812 when every corrected turn ranked lower).
-OUTDATING_CATEGORIES = frozenset({"health"})
-
 
 class Outcome(StrEnum):
     """What becomes of a new fact, or of a stored fact a turn names."""
@@ -328,9 +322,3 @@ def last_said_in_batch(batch: Sequence[BatchFact], earlier: Sequence[str]) -> li
         if said:
             return said
     return []
-
-
-def outdates_its_turn(category: str | None) -> bool:
-    """Whether a fact of this extractor category, once corrected or ended, outdates the turn
-    that stated it (when that turn states no current fact any more)."""
-    return category in OUTDATING_CATEGORIES

@@ -23,6 +23,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from apps.memories.models import Memory, Subject
 from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.namespaces.models import Namespace
-from apps.recall import ranking, relevance, rerank, statements
+from apps.recall import ranking, relevance, rerank, statements, time_travel
 from apps.recall.config import RecallConfig, config_of
 from apps.recall.services import recall_log_create
 from apps.recall.statements import RecallFilters, RecallScope
@@ -61,6 +62,10 @@ class RecallHit:
     # Calibrated-ish relevance in 0..1 (apps/recall/relevance.py): the first result's is the
     # probability that the memories answer the query; later ones are discounted.
     relevance: float
+    # False for history (include_history): no longer valid, now or at the moment asked.
+    current: bool = True
+    # Asked as of a moment before the memory's last edit: its text then (version too).
+    text_then: str | None = None
 
 
 @dataclass
@@ -179,13 +184,18 @@ def recall_memories(request: RecallRequest) -> RecallOutcome:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     found = _find(request, plan, keys, timings, started)
+    then: dict[int, time_travel.Then] = {}
+    if plan.filters.as_of is not None:  # the text each had then, and its vector recomputed
+        every = _served(found.fetched, found.split, list(range(len(found.rows))))
+        then = time_travel.versions_then(every, plan.filters.as_of, keys)
+        time_travel.rescore_then(found.rows, then, found.vectors)
 
     mark = time.perf_counter()
     ranked = _rank(request, plan, found, keys, timings)
     timings["score"] = _ms(mark)
 
     mark = time.perf_counter()
-    hits = _hits(request, plan, found, ranked)
+    hits = _hits(request, plan, found, ranked, then)
     recall_id = None
     if request.log:
         recall_id = recall_log_create(
@@ -340,15 +350,23 @@ def _rank(
     return _Ranked(scored, order, relevances, memories, reranked)
 
 
-def _hits(request: RecallRequest, plan: _Plan, found: _Found, ranked: _Ranked) -> list[RecallHit]:
+def _hits(
+    request: RecallRequest,
+    plan: _Plan,
+    found: _Found,
+    ranked: _Ranked,
+    then: dict[int, time_travel.Then],
+) -> list[RecallHit]:
     """The served memories, as the candidate statement read them (no second query): their
-    vectors and token arrays stayed in the database, only content and fields came out."""
+    vectors and token arrays stayed in the database, only content and fields came out.
+    Asked as of a moment, a memory edited since carries its version then (`then`)."""
     memories, order, relevances = ranked.memories, ranked.order, ranked.relevances
     memories.update(_served(found.fetched, found.split, [i for i in order if i not in memories]))
     if plan.filters.include_history:
         # What holds before what held: history follows every current memory found.
+        as_of = plan.filters.as_of
         current_first = sorted(
-            range(len(order)), key=lambda n: memories[int(order[n])].valid_to is not None
+            range(len(order)), key=lambda n: not _valid_at(memories[int(order[n])], as_of)
         )
         order = np.asarray(order)[current_first]
         relevances = np.asarray(relevances)[current_first]
@@ -373,15 +391,27 @@ def _hits(request: RecallRequest, plan: _Plan, found: _Found, ranked: _Ranked) -
         if i in reranked:
             components["rerank"] = round(reranked[i], 6)
         components["relevance"] = round(hit_relevance, 6)
+        version_then = then.get(int(i))
+        if version_then is not None:
+            memory.version = version_then.version
         hits.append(
             RecallHit(
                 memory=memory,
                 score=round(float(scored.final[i]), 6),
                 components=components,
                 relevance=round(hit_relevance, 6),
+                current=_valid_at(memory, plan.filters.as_of),
+                text_then=version_then.text if version_then is not None else None,
             )
         )
     return hits
+
+
+def _valid_at(memory: Memory, moment: datetime | None) -> bool:
+    """Whether the memory held at `moment` (None: now)."""
+    if memory.valid_to is None:
+        return True
+    return moment is not None and memory.valid_to > moment
 
 
 def _as_candidates(
@@ -417,12 +447,15 @@ def _as_candidates(
 
 
 def _corrected_by(rows: list[dict[str, Any]]) -> list[list[int]]:
-    """For each candidate, the other candidates from the message that corrected it."""
-    said: dict[str, list[int]] = {}
-    for i, row in enumerate(rows):
-        if row["message"]:
-            said.setdefault(row["message"], []).append(i)
-    return [said.get(row["outdated_by"], []) if row["outdated_by"] else [] for row in rows]
+    """For each candidate, the candidate that replaced it (its `superseded_by`), when found:
+    history asked for ranks below what replaced it."""
+    found = {str(row["id"]): i for i, row in enumerate(rows)}
+    return [
+        [found[str(row["successor"])]]
+        if row["successor"] and str(row["successor"]) in found
+        else []
+        for row in rows
+    ]
 
 
 def _relevances(

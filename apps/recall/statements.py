@@ -69,6 +69,9 @@ class RecallFilters:
     # History too: facts superseded or ended (kept, valid_to set), ranked below every
     # current memory found (search.recall_memories). Off by default: recall serves what holds.
     include_history: bool = False
+    # Time travel: what held at this moment (recorded by then, valid then, not expired
+    # then) instead of now. What was archived, deleted or erased since stays out.
+    as_of: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -99,13 +102,19 @@ class RecallScope:
     def condition(self, owner: str | None = None) -> tuple[str, dict[str, Any]]:
         """The SQL condition on the memory table (and its parameters) of this population;
         with `owner` ("subject" or "shared"), only that part of it."""
-        where = [
-            "namespace_id = %(namespace)s",
-            "status = %(active)s",
-            "(expires_at IS NULL OR expires_at > now())",
-        ]
-        if not self.filters.include_history:
-            where.insert(2, "valid_to IS NULL")
+        where = ["namespace_id = %(namespace)s", "status = %(active)s"]
+        if self.filters.as_of is not None:
+            where += [
+                "created_at <= %(as_of)s",
+                "valid_from <= %(as_of)s",
+                "(expires_at IS NULL OR expires_at > %(as_of)s)",
+            ]
+            if not self.filters.include_history:
+                where.append("(valid_to IS NULL OR valid_to > %(as_of)s)")
+        else:
+            if not self.filters.include_history:
+                where.append("valid_to IS NULL")
+            where.append("(expires_at IS NULL OR expires_at > now())")
         owners = ["true"] if self.every_subject else []
         if self.subject is not None and owner in (None, "subject"):
             owners.append("subject_id = %(subject)s")
@@ -132,6 +141,7 @@ class RecallScope:
             "since": filters.since,
             "until": filters.until,
             "metadata": json.dumps(filters.metadata),
+            "as_of": filters.as_of,
         }
         return " AND ".join(where), params
 
@@ -367,8 +377,7 @@ def candidate_sql(
                {vectors.similarity()} AS vector_similarity,
                {context} AS context_similarity,
                m.latin_script,
-               m.metadata ->> 'outdated_by' AS outdated_by,
-               m.source ->> 'message' AS message,
+               m.superseded_by_id AS successor,
                m.metadata ->> 'speaker' AS speaker,
                (EXTRACT(EPOCH FROM (now() - COALESCE(m.occurred_at, m.created_at))) / 86400.0)
                    ::float8 AS age_days,

@@ -83,7 +83,7 @@ def test_it_keeps_the_new_city_current_and_ends_the_old_one(demo: Namespace) -> 
     shanghai, hangzhou = one(facts, "lives in Shanghai"), one(facts, "lives in Hangzhou")
     assert current(shanghai)
     assert not current(hangzhou)
-    assert hangzhou.metadata["superseded_by"] == str(shanghai.id)
+    assert hangzhou.superseded_by_id == shanghai.id
     chinese = memories("demo-user-3")
     assert current(one(chinese, "住在深圳"))
     assert not current(one(chinese, "住在成都"))

@@ -77,9 +77,7 @@ def build_cast(*, password: str | None = None) -> Cast:
     fact = memory_create(
         actor=actor, namespace=acme, subject_external_id="u1", content="The user likes green tea."
     )
-    Memory.objects.filter(pk=old_fact.pk).update(
-        valid_to=fact.created_at, metadata={"superseded_by": str(fact.pk)}
-    )
+    Memory.objects.filter(pk=old_fact.pk).update(valid_to=fact.created_at, superseded_by=fact)
     Memory.objects.filter(pk=fact.pk).update(metadata={"supersedes": [str(old_fact.pk)]})
     fact.refresh_from_db()
     fact = memory_update(

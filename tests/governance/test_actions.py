@@ -68,7 +68,7 @@ ACTIONS: list[tuple[str, str, Callable[[Cast], Memory], Callable[[Memory], bool]
      lambda m: m.status == Status.ACTIVE and "reviewed_at" in m.metadata and m.confidence == 1.0),
     ("archive", "memory.archive", lambda c: c.fact, lambda m: m.status == Status.ARCHIVED),
     ("rollback", "memory.supersede_rollback", lambda c: c.old_fact,
-     lambda m: m.valid_to is None and "superseded_by" not in m.metadata),
+     lambda m: m.valid_to is None and m.superseded_by_id is None),
 ]  # fmt: skip
 
 
@@ -128,7 +128,7 @@ def test_it_merges_a_duplicate_pair_keeping_one(cast: Cast) -> None:
     cast.pii.refresh_from_db()
     cast.fact.refresh_from_db()
     assert cast.pii.valid_to is not None
-    assert cast.pii.metadata["superseded_by"] == str(cast.fact.pk)
+    assert cast.pii.superseded_by_id == cast.fact.pk
     assert str(cast.pii.pk) in cast.fact.metadata["supersedes"]
 
 

@@ -109,36 +109,46 @@ def test_a_plan_that_happened_becomes_an_event(acme: Tenant) -> None:
         ),
     ],
 )
-def test_a_corrected_turn_ranks_below_what_corrected_it(
+def test_a_corrected_turn_ends_with_its_fact_and_is_history_below_the_correction(
     acme: Tenant, first: str, correction: str, query: str
 ) -> None:
-    """A health fact corrected: the old turn stays (it was said) but is linked to the
-    message that corrected it, and wherever both are found recall ranks it below that
-    message's turn and facts."""
+    """A fact corrected in a later turn: the turn that stated the old value ends with it
+    (the same valid_to, kept as what was said), so default recall serves only the
+    correction; asked for history, the old turn comes back marked and below it."""
     from apps.audit.actors import Actor
     from apps.recall.search import RecallRequest, recall_memories
+    from apps.recall.statements import RecallFilters
 
     say(acme, first)
     say(acme, correction)
-    old = next(m for m in Memory.objects.filter(kind="episodic") if m.metadata.get("outdated_by"))
-    outcome = recall_memories(
-        RecallRequest(
-            actor=Actor.system("tests"),
-            namespace=acme.namespace,
-            subject_external_id="u1",
-            query=query,
-            k=10,
-            log=False,
-        )
-    )
-    ranked = [hit.memory for hit in outcome.hits]
     keys = KeyCache()
-    assert open_memory(keys, old) == first
-    newer = [
-        i for i, m in enumerate(ranked) if m.source.get("message") == old.metadata["outdated_by"]
-    ]
-    assert newer  # the correction is found
-    assert ranked.index(next(m for m in ranked if m.pk == old.pk)) > min(newer)
+    old = next(m for m in Memory.objects.filter(kind="episodic") if open_memory(keys, m) == first)
+    ended_fact = Memory.objects.get(pk=old.metadata["ended_with"])
+    assert old.valid_to is not None
+    assert old.valid_to == ended_fact.valid_to
+    assert old.superseded_by_id == ended_fact.superseded_by_id
+
+    def recalled(history: bool) -> list[tuple[Memory, bool]]:
+        outcome = recall_memories(
+            RecallRequest(
+                actor=Actor.system("tests"),
+                namespace=acme.namespace,
+                subject_external_id="u1",
+                query=query,
+                k=10,
+                log=False,
+                filters=RecallFilters(include_history=history),
+            )
+        )
+        return [(hit.memory, hit.current) for hit in outcome.hits]
+
+    assert old.pk not in {memory.pk for memory, _ in recalled(False)}
+    with_history = recalled(True)
+    position = next(i for i, (memory, _) in enumerate(with_history) if memory.pk == old.pk)
+    assert with_history[position][1] is False
+    currents = [current for _, current in with_history]
+    assert currents == sorted(currents, reverse=True)  # history after every current memory
+    assert any(open_memory(keys, m) == correction for m, _ in with_history[:position])
 
 
 @pytest.mark.django_db

@@ -123,7 +123,7 @@ def test_a_corrected_fact_supersedes_the_old_one_which_stays_in_history(
     assert open_memory(keys, old) == "The user's favourite colour is green."
     assert open_memory(keys, new) == "The user's favourite colour is blue."
     assert old.valid_to is not None
-    assert old.metadata["superseded_by"] == str(new.id)
+    assert old.superseded_by_id == new.id
     assert new.valid_to is None
     assert new.metadata["supersedes"] == [str(old.id)]
     # Recall serves the current value only; the history keeps both.

@@ -32,8 +32,10 @@ def unpacked_keywords(function: Callable[..., Any]) -> Any:
     return get_args(annotation)[0]
 
 
-def test_it_states_the_six_options_beside_the_requests_subject_and_query() -> None:
-    assert {"k", "filters", "include_shared", "mmr", "min_relevance", "include_history"} == OPTIONS
+def test_it_states_the_seven_options_beside_the_requests_subject_and_query() -> None:
+    assert {
+        "k", "filters", "include_shared", "mmr", "min_relevance", "include_history", "as_of"
+    } == OPTIONS  # fmt: skip
     assert set(RecallRequestSerializer().fields) == OPTIONS | {"subject", "query"}
 
 

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from apps.context.assembly import DEFAULT_PRIORITIES, PLACEMENTS
 from apps.context.services import STRATEGIES
+from apps.recall.api.serializers import AsOfField
 from memoryhub.api.serializers import StrictSerializer
 
 
@@ -46,6 +47,15 @@ class ContextRequestSerializer(StrictSerializer):
     )
     placement = serializers.ChoiceField(choices=PLACEMENTS, default="edges")
     sections = SectionOverridesSerializer(required=False)
+    include_history = serializers.BooleanField(
+        default=False,
+        help_text="Also memories superseded or ended, each line marked "
+        '"(superseded YYYY-MM-DD)" and ranked below the current ones.',
+    )
+    as_of = AsOfField(
+        help_text="Time travel: the memories as they held at this moment (ISO 8601 with a "
+        "timezone, not in the future). What was erased, deleted or archived since stays out.",
+    )  # fmt: skip
 
     def validate_query(self, value: str) -> str:
         if not value.strip():
@@ -59,6 +69,12 @@ class ContextItemSerializer(serializers.Serializer):
     role = serializers.CharField(required=False)
     score = serializers.FloatField(required=False)
     components = serializers.DictField(child=serializers.FloatField(), required=False)
+    current = serializers.BooleanField(
+        required=False, help_text="false for a history line (include_history)"
+    )
+    valid_to = serializers.DateTimeField(
+        required=False, help_text="when a history line stopped holding"
+    )
 
 
 class ContextSectionSerializer(serializers.Serializer):

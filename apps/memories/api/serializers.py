@@ -83,6 +83,8 @@ class MemorySerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField(read_only=True)
     valid_from = serializers.DateTimeField(read_only=True)
     valid_to = serializers.DateTimeField(read_only=True, allow_null=True)
+    # The memory that replaced this one (null while it holds, or when it ended with none).
+    superseded_by = serializers.UUIDField(read_only=True, allow_null=True)
     expires_at = serializers.DateTimeField(read_only=True, allow_null=True)
 
     def to_representation(self, opened: OpenedMemory) -> dict[str, Any]:

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     pass
 
 from apps.memories.services.subjects import subject_get_or_create
+from apps.memories.services.validity import turns_end_with
 
 # What validate_content says of each field it checks: empty, NUL bytes, too large.
 CONTENT_REFUSALS = {
@@ -503,6 +504,8 @@ def memory_update(
             embed_memories([memory], [content])
             embed_multilingual([memory], [content])
             changed.append("content")
+            # The turn that said the old text no longer says what holds.
+            turns_end_with(actor=actor, fact=memory, when=timezone.now(), replaced_in_place=True)
         elif "occurred_at" in changed:
             index_memory(memory, open_memory(keys, memory), keys.index_key(memory.namespace_id))
         memory.updated_at = timezone.now()
@@ -524,8 +527,10 @@ def memory_archive(*, actor: Actor, memory: Memory) -> Memory:
 
 
 def memory_delete(*, actor: Actor, memory: Memory) -> None:
-    """Hard delete: the memory and all its versions."""
+    """Hard delete: the memory and all its versions. The turn it was said in ends (kept
+    as history): it says what was deleted."""
     with transaction.atomic():
+        turns_end_with(actor=actor, fact=memory, when=timezone.now())
         versions = MemoryVersion.objects.filter(memory=memory).count()
         Memory.objects.filter(pk=memory.pk).delete()
         refresh_neighbour_context([memory])

@@ -24,6 +24,7 @@ from apps.audit.services import audit_record
 from apps.memories.models import Memory, MemoryVersion, Status
 from apps.memories.search_fields import refresh_neighbour_context
 from apps.memories.services.memories import memory_audit
+from apps.memories.services.validity import turns_end_with, turns_reopen_with
 from apps.namespaces.models import Namespace
 from memoryhub.exceptions import ApplicationError
 
@@ -88,6 +89,7 @@ def memory_end(*, actor: Actor, memory: Memory) -> Memory:
         }
         memory.updated_at = now
         memory.save(update_fields=["status", "valid_to", "metadata", "updated_at"])
+        turns_end_with(actor=actor, fact=memory, when=now)
         memory_audit(actor, "memory.end", memory, {"from_status": previous})
     return memory
 
@@ -106,10 +108,12 @@ def memory_merge(*, actor: Actor, keep: Memory, other: Memory) -> Memory:
                 gettext_noop("Both memories must be current to merge."), status_code=409
             )
         now = timezone.now()
+        # The turns of a duplicate stay current: they state what `keep` states.
         other.valid_to = now
-        other.metadata = {**other.metadata, "superseded_by": str(keep.id), "merged": True}
+        other.superseded_by_id = keep.id
+        other.metadata = {**other.metadata, "merged": True}
         other.updated_at = now
-        other.save(update_fields=["valid_to", "metadata", "updated_at"])
+        other.save(update_fields=["valid_to", "superseded_by", "metadata", "updated_at"])
         supersedes = [*keep.metadata.get("supersedes", []), str(other.id)]
         keep.metadata = {**keep.metadata, "supersedes": supersedes}
         keep.importance = max(keep.importance, other.importance)
@@ -126,23 +130,26 @@ def memory_supersede_rollback(*, actor: Actor, memory: Memory) -> Memory:
         raise ApplicationError(gettext_noop("This memory was not superseded."), status_code=409)
     with transaction.atomic():
         memory = _locked(memory)
-        successor_id = memory.metadata.get("superseded_by")
+        successor_id = memory.superseded_by_id
         archived = None
         if successor_id:
             successor = Memory.objects.select_for_update().filter(
                 pk=successor_id, namespace=memory.namespace_id, valid_to__isnull=True
             )
             if successor.update(status=Status.ARCHIVED, updated_at=timezone.now()):
-                archived = successor_id
+                archived = str(successor_id)
+        now = timezone.now()
         memory.valid_to = None
+        memory.superseded_by_id = None
         memory.metadata = {
             key: value
             for key, value in memory.metadata.items()
-            if key not in ("superseded_by", "ended", "ended_by", "merged")
-        } | {"reviewed_at": timezone.now().isoformat()}
+            if key not in ("ended", "ended_by", "merged")
+        } | {"reviewed_at": now.isoformat()}
         memory.status = Status.ACTIVE
-        memory.updated_at = timezone.now()
-        memory.save(update_fields=["valid_to", "metadata", "status", "updated_at"])
+        memory.updated_at = now
+        memory.save(update_fields=["valid_to", "superseded_by", "metadata", "status", "updated_at"])
+        turns_reopen_with(actor=actor, fact=memory, when=now)
         memory_audit(actor, "memory.supersede_rollback", memory, {"archived_successor": archived})
     return memory
 

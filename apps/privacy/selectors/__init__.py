@@ -5,7 +5,6 @@ returned for the page; it is the subject's own."""
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -271,11 +270,8 @@ def _what_replaced(subject: Subject, found: list[Memory]) -> set[uuid.UUID]:
     """The current memories that replaced, ended or outdated those found: a superseded
     fact's successor; the turn and facts of the message that ended a fact, outdated a turn
     or put a fact in doubt."""
-    successors = set()
-    for memory in found:
-        with contextlib.suppress(ValueError):
-            successors.add(uuid.UUID(str(memory.metadata.get("superseded_by"))))
-    keys = ("ended_by", "outdated_by", "disputed_by")
+    successors = {memory.superseded_by_id for memory in found if memory.superseded_by_id}
+    keys = ("ended_by", "disputed_by")
     messages = {str(m.metadata[key]) for m in found for key in keys if m.metadata.get(key)}
     if not (successors or messages):
         return set()
@@ -296,12 +292,11 @@ CURRENT, IN_DOUBT, HISTORY = 0, 1, 2
 
 
 def standing(memory: Memory) -> int:
-    """CURRENT; IN_DOUBT (disputed, waiting for review, or a turn a later message
-    corrected); HISTORY (shown as "no longer current")."""
+    """CURRENT; IN_DOUBT (disputed, or waiting for review); HISTORY (shown as "no longer
+    current": ended, superseded, or a turn that ended with the fact it stated)."""
     if in_history(memory):
         return HISTORY
-    outdated = "outdated_by" in (memory.metadata or {})
-    return CURRENT if memory.status == Status.ACTIVE and not outdated else IN_DOUBT
+    return CURRENT if memory.status == Status.ACTIVE else IN_DOUBT
 
 
 def _near_topic(subject: Subject, query: str) -> set[uuid.UUID]:
@@ -390,7 +385,7 @@ def versions(memory: Memory, keys: KeyCache) -> list[Version]:
 def related(subject: Subject, memory: Memory, keys: KeyCache) -> dict[str, Item | None]:
     """The memory that replaced this one, and the one it replaced, if they are still here."""
     metadata = memory.metadata or {}
-    successor = metadata.get("superseded_by")
+    successor = str(memory.superseded_by_id) if memory.superseded_by_id else None
     before = (metadata.get("supersedes") or [None])[0]
     found = {}
     for name, pk in (("successor", successor), ("predecessor", before)):

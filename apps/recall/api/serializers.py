@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.memories.api.serializers import MemorySerializer
@@ -17,6 +21,15 @@ class RecallFiltersSerializer(StrictSerializer):
     since = serializers.DateTimeField(allow_null=True, required=False, default=None)
     until = serializers.DateTimeField(allow_null=True, required=False, default=None)
     metadata = BoundedJSONObjectField(required=False, default=dict, max_bytes=4096)
+
+
+@extend_schema_field(OpenApiTypes.DATETIME)
+class AsOfField(serializers.CharField):
+    """A moment as the caller wrote it: parsed by `time_travel.as_of_parse`, whose refusal
+    (`invalid_as_of`) names what is wrong; the schema says date-time."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_length=64, allow_null=True, required=False, default=None, **kwargs)
 
 
 class RecallOptionsSerializer(StrictSerializer):
@@ -41,6 +54,11 @@ class RecallOptionsSerializer(StrictSerializer):
         help_text="Also facts superseded or ended (kept as history), each marked current: "
         "false and ranked below every current memory found.",
     )
+    as_of = AsOfField(
+        help_text="Time travel: what held at this moment (ISO 8601 with a timezone, not in "
+        "the future) instead of now: memories recorded and valid then, with the text they "
+        "had then. What was erased, deleted or archived since stays out.",
+    )  # fmt: skip
     mmr = serializers.FloatField(
         min_value=0.0, max_value=1.0, allow_null=True, required=False, default=None,
         help_text="Diversify (maximal marginal relevance): 1 = relevance only, 0 = diversity only.",

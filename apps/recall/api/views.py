@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -9,7 +10,7 @@ from rest_framework.response import Response
 
 from apps.accounts.api.base import NamespacedAPIView
 from apps.accounts.models import Permission
-from apps.memories.selectors import memories_open
+from apps.memories.selectors import OpenedMemory, memories_open
 from apps.recall.api.serializers import (
     FeedbackRequestSerializer,
     FeedbackSerializer,
@@ -19,6 +20,7 @@ from apps.recall.api.serializers import (
 )
 from apps.recall.search import RecallFilters, RecallRequest, recall_memories
 from apps.recall.services import recall_feedback_give
+from apps.recall.time_travel import as_of_parse
 from memoryhub.api.serializers import error_responses
 
 
@@ -37,6 +39,7 @@ class RecallView(NamespacedAPIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         filters = data.get("filters") or {}
+        as_of = as_of_parse(data["as_of"], now=timezone.now())
         outcome = recall_memories(
             RecallRequest(
                 actor=self.actor,
@@ -51,17 +54,23 @@ class RecallView(NamespacedAPIView):
                     until=filters.get("until"),
                     metadata=filters.get("metadata", {}),
                     include_history=data["include_history"],
+                    as_of=as_of,
                 ),
                 include_shared=data["include_shared"],
                 mmr_lambda=data["mmr"],
                 min_relevance=data["min_relevance"],
             )
         )
-        opened = memories_open([hit.memory for hit in outcome.hits])
+        opened = [
+            OpenedMemory(memory.memory, hit.text_then) if hit.text_then is not None else memory
+            for hit, memory in zip(
+                outcome.hits, memories_open([hit.memory for hit in outcome.hits]), strict=True
+            )
+        ]
         results = [
             {
                 "memory": MemorySerializer(memory).data,
-                "current": hit.memory.valid_to is None,
+                "current": hit.current,
                 "score": hit.score,
                 "relevance": hit.relevance,
                 "components": hit.components,

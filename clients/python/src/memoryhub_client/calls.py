@@ -336,6 +336,8 @@ def context(
     buffer_tokens: int | None,
     placement: Placement | None,
     sections: SectionOverrides | None,
+    include_history: bool | None = None,
+    as_of: datetime | str | None = None,
 ) -> Call[ContextResponse]:
     body = _present(
         subject=subject,
@@ -351,6 +353,8 @@ def context(
         buffer_tokens=buffer_tokens,
         placement=placement,
         sections=sections,
+        include_history=include_history,
+        as_of=as_of,
     )
     return Call(
         "POST", _ns(namespace, "context"), _one(ContextResponse), body=body, repeatable=True

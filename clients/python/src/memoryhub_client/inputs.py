@@ -56,7 +56,10 @@ class RecallOptions(TypedDict, total=False):
       a question about nothing stored gets none (the namespace's setting, off unless
       changed; 0.2 is the documented value);
     - `include_history`: also facts superseded or ended, marked `current` False and ranked
-      below every current one (False)."""
+      below every current one (False);
+    - `as_of`: time travel, what held at that moment (a timezone-aware datetime, or ISO 8601
+      text with a timezone; not in the future): memories recorded and valid then, with the
+      text they had then. What was erased, deleted or archived since stays out."""
 
     # MemoryHub's tests hold these names to the recall API's fields and the MCP tool's.
     k: int | None
@@ -65,6 +68,7 @@ class RecallOptions(TypedDict, total=False):
     mmr: float | None
     min_relevance: float | None
     include_history: bool | None
+    as_of: datetime | str | None
 
 
 class ContextRecallOptions(TypedDict, total=False):

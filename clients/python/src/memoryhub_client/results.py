@@ -48,6 +48,8 @@ class Memory:
     valid_from: datetime
     valid_to: datetime | None
     expires_at: datetime | None
+    # The memory that replaced this one: None while it holds, or when it ended with none.
+    superseded_by: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,6 +115,8 @@ class ContextItem:
     role: str | None = None
     score: float | None = None
     components: dict[str, float] | None = None
+    current: bool | None = None  # False for a history line (include_history)
+    valid_to: datetime | None = None  # when a history line stopped holding
 
 
 @dataclass(frozen=True, kw_only=True)

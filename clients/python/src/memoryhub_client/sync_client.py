@@ -224,9 +224,13 @@ class Namespace:
         buffer_tokens: int | None = None,
         placement: Placement | None = None,
         sections: SectionOverrides | None = None,
+        include_history: bool | None = None,
+        as_of: datetime | str | None = None,
     ) -> ContextResponse:
         """Chat messages for `model`'s budget: instructions, turns, recalled memories, the
-        session summary and shared memories, packed by priority."""
+        session summary and shared memories, packed by priority. `include_history` adds
+        memories no longer current, each line marked "(superseded YYYY-MM-DD)"; `as_of`
+        assembles the memories as they held at that moment (see `RecallOptions`)."""
         return self._hub._send(
             calls.context(
                 self.slug,
@@ -243,6 +247,8 @@ class Namespace:
                 buffer_tokens=buffer_tokens,
                 placement=placement,
                 sections=sections,
+                include_history=include_history,
+                as_of=as_of,
             )
         )
 

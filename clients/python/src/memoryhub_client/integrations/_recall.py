@@ -34,8 +34,9 @@ async def arecall(
 
 def hit_metadata(hit: RecallHit, recall_id: str | None) -> dict[str, Any]:
     """A recalled memory's metadata, JSON-ready: its id, kind and subject, its score, the
-    calibrated relevance (0..1) and the score's components, and the recall's id (for
-    `Namespace.feedback`)."""
+    calibrated relevance (0..1) and the score's components, the recall's id (for
+    `Namespace.feedback`), and its validity: `current` (False for history, asked for with
+    `include_history`), `valid_from`, `valid_to` and `superseded_by`."""
     memory = hit.memory
     return {
         "memory_id": memory.id,
@@ -49,5 +50,9 @@ def hit_metadata(hit: RecallHit, recall_id: str | None) -> dict[str, Any]:
         "version": memory.version,
         "created_at": memory.created_at.isoformat(),
         "occurred_at": memory.occurred_at.isoformat() if memory.occurred_at else None,
+        "current": hit.current,
+        "valid_from": memory.valid_from.isoformat(),
+        "valid_to": memory.valid_to.isoformat() if memory.valid_to else None,
+        "superseded_by": memory.superseded_by,
         "memory_metadata": dict(memory.metadata),
     }

@@ -228,7 +228,8 @@ class MemoryHubRetriever(BaseRetriever):
     memory, best first, its content as `page_content`, its id as `id`, and in `metadata`
     its `memory_id`, `kind`, `subject`, `tags`, `score`, `relevance` (calibrated, 0..1),
     `components` (the score's parts), `recall_id` (for `Namespace.feedback`), `version`,
-    `created_at`, `occurred_at` and `memory_metadata`.
+    `created_at`, `occurred_at`, its validity (`current`, `valid_from`, `valid_to`,
+    `superseded_by`) and `memory_metadata`.
 
     The keywords after `subject` are the recall's options (`RecallOptions`: k, filters,
     include_shared, mmr, min_relevance, include_history), kept in `options`; those left out

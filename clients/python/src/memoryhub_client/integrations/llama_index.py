@@ -64,7 +64,8 @@ class MemoryHubRetriever(BaseRetriever):
     it in); the node is a TextNode with the memory's id and content, and in `metadata` its
     `memory_id`, `kind`, `subject`, `tags`, `score`, `relevance` (calibrated, 0..1),
     `components` (the score's parts), `recall_id` (for `Namespace.feedback`), `version`,
-    `created_at`, `occurred_at` and `memory_metadata`, none of which is shown to the LLM or
+    `created_at`, `occurred_at`, its validity (`current`, `valid_from`, `valid_to`,
+    `superseded_by`) and `memory_metadata`, none of which is shown to the LLM or
     embedded.
 
     The keywords after `subject` are the recall's options (`RecallOptions`: k, filters,
