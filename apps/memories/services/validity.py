@@ -18,9 +18,12 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
+from django.db import transaction
+
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
-from apps.memories.models import Kind, Memory
+from apps.memories.models import SEARCH_FIELDS, Kind, Memory
+from apps.namespaces.models import Namespace
 
 ENDED_WITH = "ended_with"
 
@@ -120,3 +123,27 @@ def turns_reopen_with(*, actor: Actor, fact: Memory, when: datetime) -> list[uui
             details={"with": str(fact.pk)},
         )
     return [turn.pk for turn in turns]
+
+
+def history_relink(*, actor: Actor, namespace: Namespace) -> int:
+    """Apply `turns_end_with` again to every ended fact of the namespace (data stored before
+    turns ended with their facts, or restored from elsewhere): each fact's turns end at its
+    `valid_to`, with its successor. One transaction; returns the number of turns ended.
+    Facts corrected in place are not found here (nothing but their versions says so)."""
+    ended = 0
+    with transaction.atomic():
+        facts = Memory.objects.filter(
+            namespace=namespace,
+            kind=Kind.SEMANTIC,
+            subject__isnull=False,
+            valid_to__isnull=False,
+            source__has_key="message",
+        ).order_by("valid_to")
+        for fact in facts.defer(*SEARCH_FIELDS).select_related("namespace"):
+            assert fact.valid_to is not None
+            ended += len(
+                turns_end_with(
+                    actor=actor, fact=fact, when=fact.valid_to, successor=fact.superseded_by_id
+                )
+            )
+    return ended
