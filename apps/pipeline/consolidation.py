@@ -857,8 +857,8 @@ def _close(
     by_message: str | None = None,
 ) -> None:
     """End a current fact, kept as history: superseded by `successor`, or ended by a
-    negation (no successor), and with it the turn that stated it (`turns_end_with`).
-    Audited."""
+    negation (no successor), and with it the turn that stated it (`turns_end_with`) when
+    its category outdates that turn (`decisions.outdates_its_turn`). Audited."""
     memory.valid_to = now
     memory.superseded_by_id = uuid.UUID(successor) if successor else None
     memory.status = Status.ACTIVE  # history, like every ended fact: no review waits on it
@@ -869,7 +869,8 @@ def _close(
         memory.metadata = {**memory.metadata, **note}
     memory.updated_at = now
     memory.save(update_fields=["valid_to", "superseded_by", "status", "metadata", "updated_at"])
-    turns_end_with(actor=actor, fact=memory, when=now, successor=memory.superseded_by_id)
+    if decisions.outdates_its_turn((memory.source or {}).get("extractor")):
+        turns_end_with(actor=actor, fact=memory, when=now, successor=memory.superseded_by_id)
     details: dict[str, Any] = {"successor": successor}
     if successor is None:
         details["reason"] = "negated"
