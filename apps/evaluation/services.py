@@ -197,8 +197,9 @@ def eval_set_import_file(
     try:
         parsed = json_loads(text)
     except JsonInputError as refused:
+        template = REFUSED_JSON[refused.code]  # marked with gettext_noop where defined
         raise ApplicationError(
-            REFUSED_JSON[refused.code],
+            template,
             params={"limit": MAX_DEPTH},
             details={"file": [str(refused)]},
         ) from None
