@@ -859,6 +859,7 @@ def _close(
     """End a current fact, kept as history: superseded by `successor`, or ended by a
     negation (no successor), and with it the turn that stated it (`turns_end_with`) when
     its category outdates that turn (`decisions.outdates_its_turn`). Audited."""
+    memory.namespace = namespace  # read by the turns' audit events: no query per fact
     memory.valid_to = now
     memory.superseded_by_id = uuid.UUID(successor) if successor else None
     memory.status = Status.ACTIVE  # history, like every ended fact: no review waits on it
