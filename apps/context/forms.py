@@ -1,14 +1,18 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, cast
 
 from django import forms
 from django.conf import settings
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from apps.context.assembly import PLACEMENTS
 from apps.context.services import STRATEGIES
+from apps.recall.time_travel import as_of_parse
 from apps.tokens.tokenizers import model_table
+from memoryhub.exceptions import ApplicationError
 from memoryhub.words import WORDS
 
 
@@ -42,6 +46,16 @@ class PlaygroundForm(forms.Form):
     placement = forms.ChoiceField(
         label=_("Placement"), choices=[(p, WORDS[p]) for p in PLACEMENTS], initial="edges"
     )
+    # Time travel: the prompt as the app would have been told it then (the server's time
+    # zone, UTC), compared with now.
+    as_of = forms.DateTimeField(
+        required=False,
+        label=_("As of (UTC)"),
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+    )
+    include_history = forms.BooleanField(
+        required=False, label=_("Include history (marked superseded)")
+    )
     compare = forms.BooleanField(required=False, label=_("Compare the four strategies"))
 
     def __init__(self, *args: Any, namespaces: list[str], **kwargs: Any) -> None:
@@ -54,3 +68,13 @@ class PlaygroundForm(forms.Form):
         cast(forms.ChoiceField, self.fields["model"]).choices = [(name, name) for name in models]
         default = settings.MEMORYHUB_DEFAULT_MODEL
         self.fields["model"].initial = default if default in models else models[0]
+
+    def clean_as_of(self) -> datetime | None:
+        """The moment asked, refused by the API's rule (`time_travel.as_of_parse`)."""
+        moment = self.cleaned_data.get("as_of")
+        if moment is None:
+            return None
+        try:
+            return as_of_parse(moment.isoformat(), now=timezone.now())
+        except ApplicationError as error:
+            raise forms.ValidationError(error.localized) from error

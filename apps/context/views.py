@@ -9,6 +9,7 @@ the result is swapped in.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any, cast
 
 from django.contrib.auth.decorators import login_required
@@ -108,8 +109,22 @@ def _assemble(request: PlaygroundRequest, data: dict[str, Any], context: dict[st
                     include_text=True,
                 )
             context["results"].append(_for_display(result))
+        if data["as_of"] is not None and not data["compare"]:
+            with namespace_wall(namespace.pk):
+                now = context_assemble(
+                    actor=actor,
+                    namespace=namespace,
+                    spec=ContextRequest.from_data(data, as_of=None),
+                    purpose="playground",
+                    include_text=True,
+                )
+            context["since"] = _difference(context["results"][0], now)
         if "save" in request.POST:
-            config = {key: value for key, value in data.items() if value not in (None, "")}
+            config = {
+                key: value.isoformat() if isinstance(value, datetime) else value
+                for key, value in data.items()
+                if value not in (None, "")
+            }
             with namespace_wall(namespace.pk):
                 saved = playground_config_save(
                     actor=actor, user=request.user, namespace=namespace, config=config
@@ -119,6 +134,25 @@ def _assemble(request: PlaygroundRequest, data: dict[str, Any], context: dict[st
             )
     except ApplicationError as error:
         context["error"] = error.localized
+
+
+def _difference(then: dict[str, Any], now: dict[str, Any]) -> dict[str, list[str]]:
+    """What the memories sections of a prompt assembled as of a moment (`then`) and of the
+    same prompt now differ by: the lines told then and no longer, and those told now only."""
+
+    def lines(result: dict[str, Any]) -> dict[str, str]:
+        return {
+            item["id"]: item["text"]
+            for section in result["sections"]
+            if section["name"] in ("memories", "shared")
+            for item in section["items"]
+        }
+
+    before, after = lines(then), lines(now)
+    return {
+        "gone": [text for key, text in before.items() if key not in after],
+        "new": [text for key, text in after.items() if key not in before],
+    }
 
 
 def _for_display(result: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import re
 import secrets
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,10 @@ class Outcome:
     # Where a memory stating a stale value ranked above every one stating the current value
     # (recall, the portal's search), for the scenario's topic question (`ranking_problems`).
     misranked: list[str] = field(default_factory=list)
+    # What an app is told (`served_problems`): a prompt assembled in a new session that
+    # states a stale value and no current one, or misses a current one; a recall as of the
+    # moment after the first request that misses a stale value it said.
+    served: list[str] = field(default_factory=list)
 
     @property
     def right(self) -> bool:
@@ -221,8 +226,94 @@ def ranking_problems(namespace: Namespace, scenario: Scenario, subject: str) -> 
     return problems + misordered("portal", portal, scenario.current, stale, history)
 
 
+def served_problems(
+    namespace: Namespace, scenario: Scenario, subject: str, before_update: datetime | None
+) -> list[str]:
+    """What an app is told about the scenario's topic, for an update scenario with a topic
+    question (`ranked_scenario`): a context assembled in a new session must state every
+    current value, and no memory in it an old value (a stale phrase the first of several
+    requests said) alone; asked `as_of` the moment after the first request (`before_update`,
+    None: a single request), recall must serve each old value."""
+    from apps.context.assembly import MEMORIES
+    from apps.context.services import ContextRequest, context_assemble
+    from apps.recall.search import RecallRequest, recall_memories
+    from apps.recall.statements import RecallFilters
+
+    query = topic_query(scenario)
+    if query is None or not ranked_scenario(scenario):
+        return []
+    # The old values: the stale phrases the first request said (the update comes after).
+    said = scenario.requests[0] if len(scenario.requests) > 1 else ()
+    stale = [p for p in _stale_values(scenario) if any(mentions(turn, p) for turn in said)]
+    keys = KeyCache()
+    context = context_assemble(
+        actor=ACTOR,
+        namespace=namespace,
+        spec=ContextRequest(query=query, subject=subject),
+        include_text=True,
+    )
+    items = [item for s in context["sections"] if s["name"] == MEMORIES for item in s["items"]]
+    lines = [item["text"] for item in items]
+    problems = [
+        f"context: {phrase!r} alone in {item['text']!r}"
+        for item in items
+        for phrase in stale
+        if mentions(item["text"], phrase)
+        and not any(mentions(item["text"], c) for c in scenario.current)
+        and not _states_a_current_value(item["id"], scenario, keys)
+    ]
+    problems += [
+        f"context: {phrase!r} in no memory"
+        for phrase in scenario.current
+        if not any(mentions(line, phrase) for line in lines)
+    ]
+    if before_update is None:
+        return problems
+    then = recall_memories(
+        RecallRequest(
+            actor=ACTOR,
+            namespace=namespace,
+            subject_external_id=subject,
+            query=query,
+            k=10,
+            filters=RecallFilters(as_of=before_update),
+            log=False,
+            keys=keys,
+        )
+    )
+    texts = [hit.text_then or open_memory(keys, hit.memory) for hit in then.hits]
+    return problems + [
+        f"as_of: {phrase!r} not served"
+        for phrase in stale
+        if not any(mentions(text, phrase) for text in texts)
+    ]
+
+
+def _states_a_current_value(memory_id: str, scenario: Scenario, keys: KeyCache) -> bool:
+    """Whether the memory is a turn that made a current fact stating a current value: a
+    correction ("Actually, I'm not allergic to peanuts, it's shellfish") names the old value
+    and states the new one."""
+    turn = Memory.objects.get(pk=memory_id)
+    message = (turn.source or {}).get("message")
+    if turn.kind != Kind.EPISODIC or not message or turn.subject_id is None:
+        return False
+    facts = Memory.objects.filter(
+        namespace_id=turn.namespace_id,
+        subject_id=turn.subject_id,
+        kind=Kind.SEMANTIC,
+        valid_to__isnull=True,
+        source__message=message,
+    )
+    return any(
+        mentions(open_memory(keys, fact), phrase) for fact in facts for phrase in scenario.current
+    )
+
+
 def run_scenario(namespace: Namespace, scenario: Scenario, subject: str) -> Outcome:
+    before_update = None
     for number, turns in enumerate(scenario.requests):
+        if number == 1:
+            before_update = timezone.now()
         job, _ = messages_ingest(
             actor=ACTOR,
             namespace=namespace,
@@ -237,6 +328,7 @@ def run_scenario(namespace: Namespace, scenario: Scenario, subject: str) -> Outc
             raise RuntimeError(f"{scenario.id}: request {number} ended {job.status}")
     outcome = judge(scenario, current_facts(namespace, subject))
     outcome.misranked = ranking_problems(namespace, scenario, subject)
+    outcome.served = served_problems(namespace, scenario, subject, before_update)
     return outcome
 
 

@@ -368,6 +368,10 @@ def _zh_facts_1(
     ):
         value = m.group("v")
         return [Fact(f"{n}住在{value}。", f"{p}home", "fact", conf, 0.8)]
+    # "在成都住了五年了": where one has lived (for so long) is where one lives.
+    if m := re.match(r"^(?:一直|现在)?在(?P<v>[^，,。\s]{2,12}?)(?:住了|生活了)[^，,。]{0,8}$", s):
+        value = m.group("v")
+        return [Fact(f"{n}住在{value}。", f"{p}home", "fact", conf, 0.8)]
     if m := re.match(r"^(?:不再|已经不)(?:住在)(?P<v>.+?)了?$", s):
         return [
             Fact(
@@ -544,8 +548,8 @@ def _zh_facts_3(
     if m := re.match(r"^(?:打算|计划|准备|要|将要|想要|会)(?P<v>.{2,})$", s):
         value = m.group("v")
         return [Fact(f"{n}计划{value}。", f"{p}plan:{value_key(value)}", "plan", 0.75, 0.6)]
-    if m := re.match(r"^(?:已经)?(?:结婚了?|离婚了?|订婚了?|单身)", s):
-        value = m.group(0).lstrip("已经")
+    if m := re.match(r"^(?:是)?(?:已经)?(?P<v>结婚了?|离婚了?|订婚了?|单身|已婚)", s):
+        value = m.group("v")
         return [
             Fact(
                 f"{n}{value.rstrip('了')}。" if value != "单身" else f"{n}是单身。",

@@ -574,7 +574,10 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         "name-bare",
     ),
     (
-        _p(r"^(?:am|is|are)\s+(?:now\s+)?(?P<neg>not\s+)?(?:an?\s+)(?P<v>[\w &'-]{2,60})"),
+        _p(
+            r"^(?:am|is|are|have been|has been)\s+(?:now\s+)?(?P<neg>not\s+)?(?:an?\s+)"
+            r"(?P<v>[\w &'-]{2,60})"
+        ),
         "identity",
     ),
 ]
@@ -963,6 +966,12 @@ _LIVING = re.compile(
     re.I,
 )
 _BEING_IN = re.compile(r"^(?:am|is|are)\s", re.I)
+_FOR_SO_LONG = re.compile(
+    r"\s+for\s+(?:\d+|a few|many|several|some|ages|years)\s*(?:years?|yrs?|months?|weeks?)?"
+    r"(?:\s+now)?$",
+    re.I,
+)
+_WITH_WHOM = re.compile(r"\s+with\s+(?:my|our|his|her|their|the)\b.*$", re.I)
 _PLACE_NAME = re.compile(r"(?-i:\b[A-Z][\w'.-]+)")
 _PASSING_STAY = re.compile(
     r"\b(?:hotel|hostel|airbnb|tonight|this week(?:end)?|for the (?:night|week(?:end)?|holidays?)"
@@ -1085,7 +1094,7 @@ def _build_diet_not(c: _Matched) -> list[Fact] | None:
 def _build_home(c: _Matched) -> list[Fact] | None:
     """The facts of the "home" rule."""
     m, who, negated, p, conf = c.m, c.who, c.negated, c.p, c.conf
-    value = _value(m)
+    value = _WITH_WHOM.sub("", _value(m))  # "Leeds with my partner": the place is Leeds
     if not value or value.lower() in ("here", "there", "it", "this", "that"):
         return None
     # "Live in" takes a named place ("Leeds", "a small town near Leeds"): "live in the
@@ -1638,6 +1647,11 @@ def _build_identity(c: _Matched) -> list[Fact] | None:
     if not value or re.search(r"\b(?:kind|type|sort) of\b", value, re.I):
         return None
     value = re.sub(r"\s+(?:anymore|any more|any longer)$", "", value)
+    value = _FOR_SO_LONG.sub("", value)  # "a nurse at St Mary's for 12 years now"
+    if re.match(r"(?:have|has)\s", m.group(0), re.I) and not _is_occupation(
+        re.split(r"\s+(?:at|for|in|with)\s", value, maxsplit=1)[0]
+    ):
+        return None  # "have been a fan of jazz", "been a while": what one has been, a job
     if negated:
         return [Fact("", "", "fact", conf, 0.6, ends=[Ending(value=value)])]
     article = "an" if value[:1].lower() in "aeiou" else "a"
@@ -1921,6 +1935,7 @@ def english_clause(
     ).strip()
     clause, when = take_time(clause, now)
     clause = re.sub(r"^(?:then|and|but|so|also|actually)\s+", "", clause, flags=re.I).strip()
+    clause = re.sub(r"^been\s+", "I have been ", clause, flags=re.I)  # chat drops "I've"
     clause = re.sub(r"\s+([?!.,])", r"\1", clause).rstrip(" .!")
     if correction and not clause:
         carry.corrected = True

@@ -22,6 +22,7 @@ from apps.governance.sorting import ORDERS
 from apps.memories import vector_spaces
 from apps.memories.models import SEARCH_FIELDS, Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_row, open_version
+from apps.memories.services.validity import ENDED_WITH
 from apps.namespaces import pii
 from apps.namespaces.models import Namespace
 from apps.pipeline.decisions import says_no_more
@@ -361,7 +362,11 @@ def _queue_filters(namespaces: list[Namespace]) -> dict[str, Q]:
         "pending": Q(status=Status.PENDING_REVIEW),
         "low_confidence": current & below,
         "pii": current & Q(tags__overlap=[f"pii:{kind}" for kind in pii.TYPES]),
-        "superseded": Q(valid_to__gte=since) & ~Q(status=Status.ARCHIVED) & unreviewed,
+        # A turn that ended with its fact follows the fact's review (its rollback reopens it).
+        "superseded": Q(valid_to__gte=since)
+        & ~Q(status=Status.ARCHIVED)
+        & ~Q(metadata__has_key=ENDED_WITH)
+        & unreviewed,
     }
 
 

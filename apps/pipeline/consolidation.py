@@ -646,7 +646,7 @@ def _end_facts(
                 batch.log(Decision.NOOP, KEPT_CORRECTION, None, memory_id)
                 continue
             memory = by_id[memory_id]
-            _close(batch.actor, batch.namespace, memory, now, successor=None, by_message=by_message)
+            _close(batch, memory, now, successor=None, by_message=by_message)
             reason = gettext_noop("ended by a later negation or change")
             batch.log(Decision.SUPERSEDE, reason, None, memory_id)
         for other in batch.waiting(decisions.ended_in_batch(batch.facts(), scope)):
@@ -737,8 +737,11 @@ def _last_said(batch: _Batch, earlier: list[str]) -> list[Memory]:
 
 
 def _dispute(actor: Actor, namespace: Namespace, memory: Memory, *, by_message: str | None) -> None:
-    """A current fact put in doubt: disputed, `disputed_by` the turn's message. Audited."""
+    """A current fact put in doubt: disputed, `disputed_by` the turn's message, and never
+    served while in doubt (recall serves active memories only); the turn that stated it ends
+    with it (`turns_end_with`), until a reviewer confirms the fact. Audited."""
     now = timezone.now()
+    memory.namespace = namespace  # read by the turns' audit events
     memory.status = Status.DISPUTED
     memory.metadata = {
         **memory.metadata,
@@ -748,6 +751,7 @@ def _dispute(actor: Actor, namespace: Namespace, memory: Memory, *, by_message: 
     memory.metadata.pop("reviewed_at", None)
     memory.updated_at = now
     memory.save(update_fields=["status", "metadata", "updated_at"])
+    turns_end_with(actor=actor, fact=memory, when=now)
     audit_record(
         actor=actor,
         action="memory.dispute",
@@ -820,7 +824,7 @@ def _store_pending(batch: _Batch) -> None:
     now = timezone.now()
     for new, memory in zip(pending, stored, strict=True):
         if new.ended:  # ended by a later turn of this batch: with the turn that stated it
-            _close(batch.actor, batch.namespace, memory, now, successor=None)
+            _close(batch, memory, now, successor=None)
     for new in pending:
         batch.memory_ids.append(str(new.item.id))
         if new.review:
@@ -836,8 +840,7 @@ def _store_pending(batch: _Batch) -> None:
         superseded = Memory.objects.filter(pk__in=new.supersedes, valid_to__isnull=True)
         for old in superseded.defer(*SEARCH_FIELDS):
             _close(
-                batch.actor,
-                batch.namespace,
+                batch,
                 old,
                 now,
                 successor=str(new.item.id),
@@ -848,8 +851,7 @@ def _store_pending(batch: _Batch) -> None:
 
 
 def _close(
-    actor: Actor,
-    namespace: Namespace,
+    batch: _Batch,
     memory: Memory,
     now: Any,
     *,
@@ -857,8 +859,9 @@ def _close(
     by_message: str | None = None,
 ) -> None:
     """End a current fact, kept as history: superseded by `successor`, or ended by a
-    negation (no successor), and with it the turn that stated it (`turns_end_with`) when
-    its category outdates that turn (`decisions.outdates_its_turn`). Audited."""
+    negation (no successor), and with it the turn that stated it (`turns_end_with`), which
+    no longer tells what holds. Audited."""
+    actor, namespace = batch.actor, batch.namespace
     memory.namespace = namespace  # read by the turns' audit events: no query per fact
     memory.valid_to = now
     memory.superseded_by_id = uuid.UUID(successor) if successor else None
@@ -870,8 +873,7 @@ def _close(
         memory.metadata = {**memory.metadata, **note}
     memory.updated_at = now
     memory.save(update_fields=["valid_to", "superseded_by", "status", "metadata", "updated_at"])
-    if decisions.outdates_its_turn((memory.source or {}).get("extractor")):
-        turns_end_with(actor=actor, fact=memory, when=now, successor=memory.superseded_by_id)
+    turns_end_with(actor=actor, fact=memory, when=now, successor=memory.superseded_by_id)
     details: dict[str, Any] = {"successor": successor}
     if successor is None:
         details["reason"] = "negated"

@@ -29,14 +29,6 @@ from apps.facts.rules import speaks_of, substitute
 # the tokens: the same fact, said again.
 DUPLICATE_OVERLAP = 0.6
 
-# The facts whose correction in conversation ends the turn that stated them: health
-# (allergies, medications, conditions), where a stale value does harm. Plans, activities
-# and opinions change too, but "what did she plan in May" still wants the turn that said
-# it: ending every corrected turn took the bilingual tuning set's zh recall@10 from 0.935
-# to 0.880 (and LoCoMo dev's fell from 0.818 to 0.812 when they only ranked lower). A
-# person's own correction, deletion or end of a fact ends its turns whatever the category.
-OUTDATING_CATEGORIES = frozenset({"health"})
-
 
 class Outcome(StrEnum):
     """What becomes of a new fact, or of a stored fact a turn names."""
@@ -330,9 +322,3 @@ def last_said_in_batch(batch: Sequence[BatchFact], earlier: Sequence[str]) -> li
         if said:
             return said
     return []
-
-
-def outdates_its_turn(category: str | None) -> bool:
-    """Whether a fact of this extractor category, once corrected or ended, outdates the turn
-    that stated it (when that turn states no current fact any more)."""
-    return category in OUTDATING_CATEGORIES

@@ -114,6 +114,9 @@ class _Plan:
     weights: ranking.Weights
     half_life: float
     filters: RecallFilters
+    # History asked for by the question itself (`time_travel.asks_about_the_past`): ranked
+    # with what holds, not after it.
+    past_question: bool = False
 
 
 def _plan(request: RecallRequest) -> _Plan:
@@ -143,6 +146,8 @@ def _plan(request: RecallRequest) -> _Plan:
             gettext_noop("min_relevance must be between 0 and 1."),
             details={"min_relevance": ["out of range"]},
         )
+    filters = request.filters or RecallFilters()
+    past_question = not filters.include_history and time_travel.asks_about_the_past(query)
     return _Plan(
         config=config,
         k=k,
@@ -154,7 +159,8 @@ def _plan(request: RecallRequest) -> _Plan:
             if config.half_life_days is None
             else config.half_life_days
         ),
-        filters=request.filters or RecallFilters(),
+        filters=replace(filters, include_history=True) if past_question else filters,
+        past_question=past_question,
     )
 
 
@@ -319,7 +325,9 @@ def _rank(
     the relevance floor (before anything is read or logged: the log lists what was served)."""
     query, rows = request.query, found.rows
     term_array = np.asarray(sorted(set(found.terms)), dtype=np.int64)
-    candidates = _as_candidates(rows, term_array, plan.half_life, found.latin_query)
+    candidates = _as_candidates(
+        rows, term_array, plan.half_life, found.latin_query, past_question=plan.past_question
+    )
     stats = found.stats
     corpus = ranking.Corpus(
         documents=stats["documents"] or 0,
@@ -362,7 +370,7 @@ def _hits(
     Asked as of a moment, a memory edited since carries its version then (`then`)."""
     memories, order, relevances = ranked.memories, ranked.order, ranked.relevances
     memories.update(_served(found.fetched, found.split, [i for i in order if i not in memories]))
-    if plan.filters.include_history:
+    if plan.filters.include_history and not plan.past_question:
         # What holds before what held: history follows every current memory found.
         as_of = plan.filters.as_of
         current_first = sorted(
@@ -415,7 +423,12 @@ def _valid_at(memory: Memory, moment: datetime | None) -> bool:
 
 
 def _as_candidates(
-    rows: list[dict[str, Any]], terms: np.ndarray, half_life_days: float, latin_query: bool
+    rows: list[dict[str, Any]],
+    terms: np.ndarray,
+    half_life_days: float,
+    latin_query: bool,
+    *,
+    past_question: bool = False,
 ) -> ranking.Candidates:
     ages = np.array([row["age_days"] for row in rows], dtype=np.float64)
     width = terms.size
@@ -442,7 +455,8 @@ def _as_candidates(
         recency=ranking.recency_weight(ages, half_life_days),
         importance=np.array([row["importance"] for row in rows], dtype=np.float64),
         keyword_blind=other_script & ~matched,
-        corrected_by=_corrected_by(rows),
+        # A question about the past ranks what held by its own score, not below what holds.
+        corrected_by=None if past_question else _corrected_by(rows),
     )
 
 

@@ -9,6 +9,7 @@ there.
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -24,8 +25,22 @@ from apps.memories.multilingual import get_multilingual_provider
 from apps.memories.row_encryption import KeyCache, open_version
 from memoryhub.exceptions import ApplicationError
 
+# A question about what held before ("where did she live before the move?", "他以前在哪里
+# 上班"): its recall searches history too, ranked with what holds and marked as history.
+_PAST = re.compile(
+    r"\b(?:before|used to|previous(?:ly)?|former(?:ly)?|originally|at first|earlier|prior"
+    r"|back then|no longer|any ?more)\b"
+    r"|以前|之前|原先|原来|过去|曾经|从前|前后|早先|当初|先前",
+    re.IGNORECASE,
+)
+
 # A clock a little ahead of the server's is no reason to refuse; a moment further ahead is.
 FUTURE_SLACK = timedelta(minutes=1)
+
+
+def asks_about_the_past(query: str) -> bool:
+    """Whether the question asks what held before (`_PAST`): its answer may be history."""
+    return _PAST.search(query) is not None
 
 
 def as_of_parse(value: object, *, now: datetime) -> datetime | None:

@@ -137,3 +137,58 @@ def test_a_slow_assembly_disables_its_button_and_shows_it_is_working(  # type: i
     expect(busy).to_be_empty()
     expect(page.locator("[aria-busy]")).to_have_count(0)
     assert csp_refusals(said) == []
+
+
+def test_the_demo_question_states_shellfish_and_as_of_before_the_correction_peanuts(  # type: ignore[no-untyped-def]
+    transactional_db: None, live_server, browser
+) -> None:
+    """The demo's own playground question: the prompt's memories say shellfish and none says
+    peanuts; as of the day before the correction, the same prompt says peanuts, and the page
+    lists what differs from now."""
+    from datetime import timedelta
+
+    from apps.demo.services import demo_actor, demo_load
+    from apps.memories.models import Kind, Memory
+    from apps.memories.row_encryption import KeyCache, open_memory
+
+    User.objects.create_superuser("alice", "alice@example.com", "alice-password-1")
+    demo_load(actor=demo_actor())
+    keys = KeyCache()
+    ended = Memory.objects.filter(
+        subject__external_id="demo-user-1", kind=Kind.SEMANTIC, valid_to__isnull=False
+    )
+    (peanuts,) = [fact for fact in ended if "peanut" in open_memory(keys, fact)]
+    assert peanuts.valid_to is not None
+    page = browser.new_page()
+    said = watch_console(page)
+    log_in(page, live_server.url, "alice", "alice-password-1")
+    page.goto(f"{live_server.url}/playground/")
+    page.select_option("#id_namespace", "demo")
+    page.fill("#id_subject", "demo-user-1")
+    page.fill("#id_session", "demo-user-1-s3")
+    page.fill("#id_query", "Which Harbour Kitchen class is safe for my allergy?")
+    page.click("button:has-text('Assemble')")
+    page.locator("#result").get_by_text("Assembled prompt").wait_for()
+    memories = page.locator("#result .section.sec-memories li").all_inner_texts()
+    assert any("The user is allergic to shellfish." in text for text in memories)
+    assert [text for text in memories if "peanut" in text.lower()] == []
+
+    day_before = (peanuts.valid_to - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    page.fill("#id_as_of", day_before)
+    page.click("button:has-text('Assemble')")
+    difference = page.locator("#result .as-of-difference")
+    difference.wait_for()
+    memories = page.locator("#result .section.sec-memories li").all_inner_texts()
+    assert any("peanuts" in text for text in memories)
+    assert not any("The user is allergic to shellfish." in text for text in memories)
+    assert any("peanuts" in text for text in difference.locator(".then-only li").all_inner_texts())
+    told_now = difference.locator(".now-only li").all_inner_texts()
+    assert any("The user is allergic to shellfish." in text for text in told_now)
+
+    page.fill("#id_as_of", "")
+    page.check("#id_include_history")
+    page.click("button:has-text('Assemble')")
+    page.locator("#result li.history").first.wait_for()
+    history = page.locator("#result .section.sec-memories li.history").all_inner_texts()
+    assert any("(superseded " in text and "peanut" in text.lower() for text in history)
+    assert csp_refusals(said) == []

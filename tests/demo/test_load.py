@@ -310,3 +310,42 @@ def test_it_gives_the_dashboard_pages_something_to_show(
     audit = alice_client.get("/audit/")
     assert audit.status_code == 200
     assert "demo.load" in audit.content.decode()
+
+
+def test_the_demo_question_is_told_shellfish_and_no_memory_says_peanuts(demo: Namespace) -> None:
+    """The playground's own question, through the API as an app asks it: the corrected
+    allergy's first statement ended with the peanut fact, so the prompt's memories state
+    shellfish and none states peanuts; asked as of the day before the correction, the
+    app would have been told peanuts."""
+    from tests.conftest import api_client, make_api_key
+
+    client = api_client(make_api_key([demo], ["context"]))
+    url = f"/api/v1/namespaces/{demo.slug}/context"
+    question = {
+        "subject": "demo-user-1",
+        "session": "demo-user-1-s3",
+        "query": "Which Harbour Kitchen class is safe for my allergy?",
+        "model": settings.MEMORYHUB_DEFAULT_MODEL,
+    }
+    response = client.post(url, question, format="json")
+    assert response.status_code == 200, response.json()
+    memories = next(s for s in response.json()["sections"] if s["name"] == "memories")
+    served = Memory.objects.in_bulk([item["id"] for item in memories["items"]])
+    texts = [open_memory(KeyCache(), memory) for memory in served.values()]
+    assert "The user is allergic to shellfish." in texts
+    assert [text for text in texts if "peanut" in text.lower()] == []
+    keys = KeyCache()
+    ended = Memory.objects.filter(
+        namespace=demo, subject__external_id="demo-user-1", kind=Kind.SEMANTIC,
+        valid_to__isnull=False,
+    )  # fmt: skip
+    (peanuts,) = [fact for fact in ended if "peanut" in open_memory(keys, fact)]
+    assert peanuts.valid_to is not None
+    then = client.post(
+        url, question | {"as_of": (peanuts.valid_to - timedelta(minutes=1)).isoformat()},
+        format="json",
+    )  # fmt: skip
+    assert then.status_code == 200, then.json()
+    prompt = " ".join(message["content"] for message in then.json()["messages"])
+    assert "peanuts" in prompt
+    assert "The user is allergic to shellfish." not in prompt

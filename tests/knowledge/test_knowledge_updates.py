@@ -89,6 +89,11 @@ def test_the_offline_extractor_keeps_current_facts_true(path: Path) -> None:
     # a wrong fact is the floors' above).
     misranked = [f"{o.scenario.id}: {o.misranked}" for o in outcomes if o.right and o.misranked]
     assert misranked == []
+    # What an app is told: a prompt assembled in a new session states the current value and
+    # no memory states only the stale one; as of the moment before the update, recall
+    # serves the stale value (knowledge.served_problems).
+    served = [f"{o.scenario.id}: {o.served}" for o in outcomes if o.right and o.served]
+    assert served == [], "\n".join(served)
 
 
 def test_summaries_state_the_current_facts_and_no_stale_one() -> None:

@@ -29,7 +29,6 @@ from apps.pipeline.decisions import (
     disputed_in_batch,
     ended_in_batch,
     last_said_in_batch,
-    outdates_its_turn,
     says_no_more,
     token_overlap,
 )
@@ -390,12 +389,6 @@ def test_what_was_last_said_is_the_latest_earlier_turn_that_gave_a_fact() -> Non
 
 
 # --- small rules --------------------------------------------------------------------------------
-
-
-def test_only_a_corrected_health_fact_outdates_its_turn() -> None:
-    assert outdates_its_turn("health")
-    assert not outdates_its_turn("plan")
-    assert not outdates_its_turn(None)
 
 
 def test_corrected_since_compares_with_the_turns_time() -> None:

@@ -39,8 +39,8 @@ def _locked(memory: Memory) -> Memory:
 
 def memory_approve(*, actor: Actor, memory: Memory) -> Memory:
     """A person vouches for the memory: a pending one becomes active, a disputed one is
-    confirmed (current again), and any memory is marked reviewed (it leaves the review
-    queue) with its confidence raised to 1."""
+    confirmed (current again, with the turns that stated it), and any memory is marked
+    reviewed (it leaves the review queue) with its confidence raised to 1."""
     with transaction.atomic():
         memory = _locked(memory)
         previous = memory.status
@@ -50,6 +50,8 @@ def memory_approve(*, actor: Actor, memory: Memory) -> Memory:
         memory.metadata = {**memory.metadata, "reviewed_at": timezone.now().isoformat()}
         memory.updated_at = timezone.now()
         memory.save(update_fields=["status", "confidence", "metadata", "updated_at"])
+        if previous == Status.DISPUTED:  # confirmed: the turns that stated it hold again
+            turns_reopen_with(actor=actor, fact=memory, when=memory.updated_at)
         memory_audit(actor, "memory.approve", memory, {"from_status": previous})
     return memory
 

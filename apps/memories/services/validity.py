@@ -4,9 +4,10 @@ A fact knows the turn it came from by the message both were made of (`source["me
 When a fact ends (a new value, a negation, a reviewer's end, a dispute, a deletion) or is
 replaced in place (a person's correction of its text), the turns that stated it stop being
 current with it: the same `valid_to`, the same `superseded_by`, in the caller's transaction,
-one audit event a turn. A turn is left current when it still states something that holds:
-another current fact made of the same message, or the new value itself (the turn "Actually,
-it's shellfish" both ends the peanut fact and states its successor).
+one audit event a turn. A turn is left current when it states the new value itself (the
+turn "Actually, it's shellfish" both ends the peanut fact and states its successor). A turn
+that also stated another fact ("I live in Leeds and work at Bosch") ends all the same: the
+other fact is still served on its own, and the turn would tell the app the old value.
 
 `metadata["ended_with"]` names the fact a turn ended with, so that reopening the fact (a
 rolled-back supersede, a confirmed dispute) reopens exactly those turns. It is provenance:
@@ -42,7 +43,9 @@ def turns_end_with(
     replaced_in_place: bool = False,
 ) -> list[uuid.UUID]:
     """End, with `fact`, the current turns of its subject made of the message it came from,
-    unless that message also made `successor` or another current fact. Returns the ended
+    unless that message also made `successor` (it states the new value). A turn that also
+    stated a fact that still holds ends too: that fact is served, and the turn would tell the
+    app the old value beside it. Returns the ended
     turns' ids. With `replaced_in_place` (a person corrected the fact's text), the fact
     itself is the successor: it holds, but no longer says what its turn said.
 
@@ -62,9 +65,6 @@ def turns_end_with(
         and same_message.filter(pk=successor_id).exists()
     ):
         return []  # the turn states the new value
-    holding = same_message.filter(kind=Kind.SEMANTIC, valid_to__isnull=True).exclude(pk=fact.pk)
-    if holding.exists():
-        return []  # the turn still states a current fact ("... and I work at Bosch")
     turns = list(
         same_message.filter(kind=Kind.EPISODIC, valid_to__isnull=True).only(
             "id", "namespace_id", "subject_id", "metadata"
