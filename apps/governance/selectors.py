@@ -14,6 +14,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
 from apps.accounts.models import ApiKey
 from apps.governance.diff import Piece, word_diff
@@ -26,7 +28,14 @@ from apps.memories.services.validity import ENDED_WITH
 from apps.namespaces import pii
 from apps.namespaces.models import Namespace
 from apps.pipeline.decisions import says_no_more
-from apps.pipeline.models import ConsolidationLog, Job, Message, Session, SessionSummary
+from apps.pipeline.models import (
+    ConsolidationLog,
+    Decision,
+    Job,
+    Message,
+    Session,
+    SessionSummary,
+)
 from apps.recall.models import RecallFeedback, RecallLog
 from memoryhub.cursor_pages import PageOrder, cursor_page
 
@@ -129,6 +138,17 @@ class DecisionEntry:
     log: ConsolidationLog
     other_id: uuid.UUID | None  # the other memory the decision was about, if any
     other: Row | None  # that memory, opened; None when it is gone
+    ended_here: bool = False  # the decision ended this memory (it names the older one)
+
+    @property
+    def said(self) -> Promise | str:
+        """The decision as the page of the memory it is shown on reads it: "superseded an
+        older memory" on the newer one's page, "superseded by a newer memory" on the older's."""
+        if self.ended_here and self.log.decision == Decision.SUPERSEDE:
+            return (
+                _("Superseded by a newer memory") if self.other_id else _("Ended by a later turn")
+            )
+        return self.log.get_decision_display()
 
 
 @dataclass
@@ -263,7 +283,12 @@ def _decisions(namespace: Namespace, memory: Memory, keys: KeyCache) -> list[Dec
         .order_by("-created_at")[:50]
     )
     others: dict[ConsolidationLog, uuid.UUID | None] = {}
+    seen = set()
     for log in logs:
+        said = (log.decision, log.reason, log.memory_id, log.related_id)
+        if said in seen:
+            continue  # the same decision logged again (a retried job): told once
+        seen.add(said)
         ids = [value for value in (log.related_id, log.memory_id) if value and value != memory.pk]
         others[log] = ids[0] if ids else None
     opened = {
@@ -274,7 +299,12 @@ def _decisions(namespace: Namespace, memory: Memory, keys: KeyCache) -> list[Dec
         )
     }
     return [
-        DecisionEntry(log, other_id, opened.get(other_id) if other_id else None)
+        DecisionEntry(
+            log,
+            other_id,
+            opened.get(other_id) if other_id else None,
+            ended_here=log.related_id == memory.pk,
+        )
         for log, other_id in others.items()
     ]
 

@@ -30,6 +30,7 @@ from apps.audit.actors import Actor
 from apps.memories.models import Kind, Memory
 from apps.memories.row_encryption import KeyCache
 from apps.memories.services import subject_export
+from apps.pipeline.timeline import fact_timelines
 from apps.privacy import selectors, services
 from apps.privacy.forms import CorrectForm, EraseForm, TopicForm
 from apps.privacy.middleware import FRAMED
@@ -267,6 +268,8 @@ def memories(request: PortalRequest) -> HttpResponse:
         )
         label = _("History") if kind == "history" else selectors.kind_label(kind)
         context.update(page=page, kind=kind, label=label)
+        if kind == "history":
+            context["timelines"] = fact_timelines(subject=subject, keys=keys)
     else:
         context.update(
             groups=selectors.grouped(subject, keys), history=selectors.history(subject).count()

@@ -320,6 +320,7 @@ QUERIES = {
     "governance:purge": ["?kind=semantic"],
     "governance:review": ["", "?section=disputed"],
     "audit:log": ["", "?namespace=demo"],
+    "privacy:memories": ["", "?kind=history"],
 }
 
 

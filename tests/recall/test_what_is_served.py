@@ -7,8 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
+from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
 from apps.memories.models import Memory
 from apps.recall.models import RecallLog
@@ -134,3 +136,84 @@ def test_relink_history_ends_the_turns_of_facts_ended_before(acme: Tenant) -> No
     assert stored.metadata["ended_with"] == fact["id"]
     call_command("relink_history", "--namespace", acme.slug, stdout=out)  # again: nothing new
     assert out.getvalue().strip().endswith("0 turns ended with their facts in acme.")
+
+
+def _out_then_back_as_history(tenant: Tenant, turn: dict, successor: str | None) -> None:
+    """The turn is out of the default recall and context, and history brings it back marked:
+    `current` false, its `valid_to`, its successor."""
+    assert turn["id"] not in {hit["memory"]["id"] for hit in _recalled(tenant)}
+    context = tenant.client.post(
+        tenant.url("context"), {"subject": "u1", "query": "allergy", "model": "gpt-4o"},
+        format="json",
+    ).json()  # fmt: skip
+    assert "kiwi" not in " ".join(message["content"] for message in context["messages"])
+    history = {hit["memory"]["id"]: hit for hit in _recalled(tenant, include_history=True)}
+    old = history[turn["id"]]
+    assert old["current"] is False
+    assert old["memory"]["valid_to"] is not None
+    assert old["memory"]["superseded_by"] == successor
+
+
+@pytest.mark.django_db
+def test_a_dashboard_edit_takes_the_source_turn_out(acme: Tenant, alice_client: Client) -> None:
+    fact, turn = _said(acme)
+    edited = alice_client.post(
+        f"/n/{acme.slug}/memories/{fact['id']}/edit/",
+        {"content": "The user is allergic to mango.", "kind": "semantic", "tags": "",
+         "importance": "0.9", "reason": "the person told us"},
+    )  # fmt: skip
+    assert edited.status_code == 302, edited.content.decode()[:500]
+    _out_then_back_as_history(acme, turn, successor=fact["id"])
+
+
+@pytest.mark.django_db
+def test_a_portal_correction_takes_the_source_turn_out(acme: Tenant) -> None:
+    from apps.memories.models import Subject
+    from apps.privacy.services import portal_link_create
+
+    fact, turn = _said(acme)
+    subject = Subject.objects.get(namespace=acme.namespace, external_id="u1")
+    portal = Client()
+    link = portal_link_create(
+        actor=Actor.system("tests"), namespace=acme.namespace, subject=subject,
+        base_url="http://testserver",
+    )  # fmt: skip
+    assert portal.get(link.url.removeprefix("http://testserver")).status_code == 303
+    corrected = portal.post(
+        f"/portal/{subject.pk}/memories/{fact['id']}/correct/",
+        {"content": "The user is allergic to mango."},
+    )
+    assert corrected.status_code in (200, 302), corrected.status_code
+    assert Memory.objects.get(pk=fact["id"]).version == 2
+    _out_then_back_as_history(acme, turn, successor=fact["id"])
+
+
+@pytest.mark.django_db
+def test_a_reviewer_ending_the_fact_takes_the_source_turn_out(
+    acme: Tenant, alice_client: Client
+) -> None:
+    fact, turn = _said(acme)
+    ended = alice_client.post(f"/n/{acme.slug}/memories/{fact['id']}/action/", {"action": "end"})
+    assert ended.status_code == 302
+    assert Memory.objects.get(pk=fact["id"]).valid_to is not None
+    _out_then_back_as_history(acme, turn, successor=None)
+
+
+@pytest.mark.django_db
+def test_a_disputed_fact_ends_its_turn_until_a_reviewer_confirms_it(
+    acme: Tenant, alice_client: Client
+) -> None:
+    fact, turn = _said(acme)
+    said = {"subject": "u1", "session": "s1",
+            "messages": [{"role": "user", "content": "That was my brother, not me."}]}  # fmt: skip
+    job = acme.client.post(acme.url("messages"), said, format="json").json()
+    assert job["status"] == "succeeded", job
+    assert Memory.objects.get(pk=fact["id"]).status == "disputed"
+    assert Memory.objects.get(pk=turn["id"]).valid_to is not None
+    _out_then_back_as_history(acme, turn, successor=None)
+    confirmed = alice_client.post(
+        f"/n/{acme.slug}/memories/{fact['id']}/action/", {"action": "approve"}
+    )
+    assert confirmed.status_code == 302
+    assert Memory.objects.get(pk=turn["id"]).valid_to is None
+    assert turn["id"] in {hit["memory"]["id"] for hit in _recalled(acme)}

@@ -34,6 +34,7 @@ from apps.memories.services import (
     subject_export,
     subject_set_paused,
 )
+from apps.pipeline.timeline import fact_timelines
 from apps.privacy.models import Flow
 from apps.privacy.services import LOCALES, portal_link_create
 from memoryhub.replica import reading_from_replica
@@ -81,6 +82,7 @@ def subject_detail(request: DashboardRequest, slug: str, subject_id: str) -> Htt
     namespace = namespace_for_request(request, slug)
     subject = subject_for(namespace, subject_id)
     counts, sessions = selectors.subject_overview(subject=subject)
+    timelines = fact_timelines(subject=subject)
     content_read_record(
         actor=actor_of(request), namespace=namespace, what="subject", subject_id=subject.pk
     )
@@ -94,6 +96,7 @@ def subject_detail(request: DashboardRequest, slug: str, subject_id: str) -> Htt
             subject=subject,
             counts=counts,
             sessions=sessions,
+            timelines=timelines,
             explorer_url=explorer_url,
             portal_flows=Flow.choices,
             portal_languages=settings.LANGUAGES,
