@@ -11,6 +11,11 @@ Summaries are judged the same way: the offline summary of a scenario's turns mus
 every current phrase, and no stale one outside its history ("(previously: ...)"); its size is
 reported against the turns' tokens.
 
+What an app is told is judged too (`served_problems`), for each update scenario with a topic
+question: a context assembled in a new session must state every current value and no memory
+in it an old value alone, and recall as of the moment after the first request must serve the
+old values.
+
 The scenarios live with the tests (tests/knowledge/scenarios.json); `manage.py
 knowledge_eval` prints the per-category table, and a test holds the floor.
 """

@@ -129,3 +129,32 @@ def test_it_assembles_context_within_the_budget(ns: Namespace) -> None:
     memories = next(section for section in context.sections if section.name == "memories")
     assert any(item.components for item in memories.items)
     assert context.exact is True
+
+
+def test_as_of_before_an_update_serves_the_old_value_sync_and_async(
+    ns: Namespace, server_url: str, acme
+) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+    import time
+
+    from memoryhub_client import AsyncMemoryHub
+
+    fact = ns.memories.create("The user is allergic to kiwi.", subject="u1")
+    time.sleep(0.01)
+    before = datetime.now(UTC)
+    ns.memories.update(fact.id, content="The user is allergic to mango.", reason="corrected")
+    then = ns.recall("allergy", subject="u1", as_of=before)
+    assert [hit.memory.content for hit in then.results] == ["The user is allergic to kiwi."]
+    now = ns.recall("allergy", subject="u1")
+    assert [hit.memory.content for hit in now.results] == ["The user is allergic to mango."]
+    told = ns.context("allergy", subject="u1", model="gpt-4o", as_of=before.isoformat())
+    prompt = " ".join(message.content for message in told.messages)
+    assert "kiwi" in prompt
+    assert "mango" not in prompt
+
+    async def asked_asynchronously() -> list[str]:
+        async with AsyncMemoryHub(server_url, acme.raw_key) as hub:
+            answer = await hub.namespace(acme.slug).recall("allergy", subject="u1", as_of=before)
+            return [hit.memory.content for hit in answer.results]
+
+    assert asyncio.run(asked_asynchronously()) == ["The user is allergic to kiwi."]

@@ -23,7 +23,7 @@ from django.db import transaction
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
-from apps.memories.models import SEARCH_FIELDS, Kind, Memory
+from apps.memories.models import SEARCH_FIELDS, Kind, Memory, Status
 from apps.namespaces.models import Namespace
 
 ENDED_WITH = "ended_with"
@@ -128,7 +128,8 @@ def turns_reopen_with(*, actor: Actor, fact: Memory, when: datetime) -> list[uui
 def history_relink(*, actor: Actor, namespace: Namespace) -> int:
     """Apply `turns_end_with` again to every ended fact of the namespace (data stored before
     turns ended with their facts, or restored from elsewhere): each fact's turns end at its
-    `valid_to`, with its successor. One transaction; returns the number of turns ended.
+    `valid_to`, with its successor; a disputed fact's turns end at its dispute. One
+    transaction; returns the number of turns ended.
     Facts corrected in place are not found here (nothing but their versions says so)."""
     ended = 0
     with transaction.atomic():
@@ -146,4 +147,14 @@ def history_relink(*, actor: Actor, namespace: Namespace) -> int:
                     actor=actor, fact=fact, when=fact.valid_to, successor=fact.superseded_by_id
                 )
             )
+        disputed = Memory.objects.filter(
+            namespace=namespace,
+            kind=Kind.SEMANTIC,
+            subject__isnull=False,
+            status=Status.DISPUTED,
+            valid_to__isnull=True,
+            source__has_key="message",
+        )
+        for fact in disputed.defer(*SEARCH_FIELDS).select_related("namespace"):
+            ended += len(turns_end_with(actor=actor, fact=fact, when=fact.updated_at))
     return ended
