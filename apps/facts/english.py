@@ -443,7 +443,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     ),
     (
         _p(
-            r"^(?:(?:have|has|suffer from|suffers from)\s+(?P<v>" + TYPED_CONDITION + r")"
+            r"^(?:(?:have|has|get|gets|suffer from|suffers from)\s+(?P<v>" + TYPED_CONDITION + r")"
             r"|(?:was|were|got|have been|has been|just got|just been)\s+diagnosed\s+with\s+"
             r"(?P<v2>[\w' -]{3,40}))"
         ),
@@ -1464,7 +1464,7 @@ def _build_condition(c: _Matched) -> list[Fact] | None:
 _FIGURATIVE_CONDITION = re.compile(
     r"^\s+(?!(?:and|or|but|again|now|right|at|since|for|so|too|still|which|that|lately"
     r"|recently|this|last|these|every|all|from|because|as|after|before|when|while|in|on"
-    r"|with|though|anymore|myself)\b)[a-z]"
+    r"|with|though|anymore|myself|like|about|once|twice|every|most|a\s+lot)\b)[a-z]"
     r"|^\s+with\s+(?!(?:twins|triplets|a\s+(?:boy|girl|baby)|my|our|baby|number)\b)",
 )
 
