@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
+from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
 from apps.accounts.services import api_key_create
@@ -29,6 +29,15 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # The browser tests' fixtures (browser, context) and helpers.
 pytest_plugins = ["tests.browser"]
 REDIS_TEST_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fast_password_hasher() -> Iterator[None]:
+    """Passwords hashed with MD5 in tests: the production hasher (PBKDF2, a million rounds)
+    spent about a third of a second on each user a test made. Every server a test logs in to
+    runs in this process (`live_server`), so it reads the same setting."""
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
 
 
 @pytest.fixture
