@@ -36,6 +36,7 @@ from apps.namespaces.models import Namespace
 from apps.namespaces.origins import url_allowed
 from apps.pipeline.models import Message
 from apps.pipeline.summaries import session_summaries_forget
+from apps.privacy.links import by_secret, secret_hash, secret_issue
 from apps.privacy.models import (
     ErasureReceiptCode,
     Flow,
@@ -43,7 +44,6 @@ from apps.privacy.models import (
     PortalSession,
     ScheduledErasure,
 )
-from apps.privacy.tokens import by_secret, secret_hash, secret_issue
 from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)

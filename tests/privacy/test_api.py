@@ -11,8 +11,8 @@ from django.utils.dateparse import parse_datetime
 
 from apps.audit.models import AuditEvent
 from apps.memories.models import Subject
+from apps.privacy.links import secret_hash
 from apps.privacy.models import PortalLink
-from apps.privacy.tokens import secret_hash
 from tests.conftest import api_client, make_api_key
 from tests.privacy.conftest import allow_return, link_for
 

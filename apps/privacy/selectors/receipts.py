@@ -16,8 +16,8 @@ from django.utils.dateparse import parse_datetime
 from apps.audit import chain
 from apps.audit.models import AuditEvent
 from apps.audit.services import event_as_chain_fields
+from apps.privacy.links import by_secret
 from apps.privacy.models import ErasureReceiptCode
-from apps.privacy.tokens import by_secret
 
 RECEIPT_FORMAT = "memoryhub-erasure-receipt/1"
 # The receipt's fields its number is the SHA-256 of (as sorted-key JSON), as the erasure wrote.

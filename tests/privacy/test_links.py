@@ -16,8 +16,8 @@ from django.utils import timezone
 from apps.audit.models import AuditEvent
 from apps.memories.models import Memory, Subject
 from apps.privacy import urls as portal_urls
+from apps.privacy.links import secret_hash, secret_namespace
 from apps.privacy.models import PortalLink, PortalSession
-from apps.privacy.tokens import secret_hash, secret_namespace
 from apps.privacy.views import COOKIE
 from tests.conftest import run_python
 from tests.privacy.conftest import link_for, open_portal
