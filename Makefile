@@ -32,7 +32,12 @@ run: install
 	$(BIN)/python manage.py demo load --if-enabled
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
-test: install browser
+# The fast lane: every test without a lane mark (pyproject.toml: browser, processes, llm,
+# locomo). `make test-all` runs every lane; CI (.ci/run) runs that.
+test: install
+	$(BIN)/python -m pytest -m "not (browser or processes or llm or locomo)"
+
+test-all: install browser
 	$(BIN)/python -m pytest
 
 # The browser tests drive Debian's Chromium (Playwright cannot download its own here).

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -29,6 +29,47 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # The browser tests' fixtures (browser, context) and helpers.
 pytest_plugins = ["tests.browser"]
 REDIS_TEST_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+
+# The lanes besides the fast one (pyproject.toml's markers): `make test` leaves them out.
+LANES = ("browser", "processes", "llm", "locomo")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that asks for a browser is in the browser lane; one that asks for a Redis of
+    its own, in the processes lane."""
+    for item in items:
+        asked = set(getattr(item, "fixturenames", ()))
+        if {"browser", "context"} & asked:
+            item.add_marker(pytest.mark.browser)
+        if "redis_server" in asked:
+            item.add_marker(pytest.mark.processes)
+
+
+@pytest.fixture(autouse=True)
+def _fast_lane_starts_no_process(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """A test in no lane (the fast one) that starts a process fails: it belongs in a lane
+    (`@pytest.mark.processes`, or `browser`). The shared database is started before any
+    test, by its session fixture."""
+    if any(request.node.get_closest_marker(lane) for lane in LANES):
+        yield
+        return
+    started: list[str] = []
+
+    def refuse(popen: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
+        started.append(str(args)[:200])
+        raise RuntimeError("a fast-lane test may not start a process")
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", refuse)
+    yield
+    if started:
+        pytest.fail(
+            f"{request.node.nodeid} started a process ({started[0]}): mark it "
+            "@pytest.mark.processes (or browser), the lanes that may",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -97,6 +97,7 @@ def in_another_process(shared_cache: SharedCache, statement: str) -> str:
     return result.stdout
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_another_process_sees_the_same_count(acme: Tenant, shared_cache: SharedCache) -> None:
     for _ in range(3):
         assert status(acme.client, acme) == 200
@@ -105,6 +106,7 @@ def test_another_process_sees_the_same_count(acme: Tenant, shared_cache: SharedC
     assert json.loads(seen) == 3
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_a_count_made_by_another_process_throttles_this_one(
     acme: Tenant, shared_cache: SharedCache
 ) -> None:

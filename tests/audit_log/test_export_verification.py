@@ -61,6 +61,7 @@ def client(cast: AuditCast) -> Client:
     return cast.client("alice")
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_it_verifies_an_intact_export(client: Client, tmp_path: Path) -> None:
     path = tmp_path / "export.jsonl"
     lines = save_export(client, path)
@@ -69,6 +70,7 @@ def test_it_verifies_an_intact_export(client: Client, tmp_path: Path) -> None:
     assert result.stdout.strip() == f"OK: {len(lines)} events, 0 broken"
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_it_names_a_tampered_line(client: Client, tmp_path: Path) -> None:
     path = tmp_path / "export.jsonl"
     lines = save_export(client, path)
@@ -82,6 +84,7 @@ def test_it_names_a_tampered_line(client: Client, tmp_path: Path) -> None:
     assert result.stdout.strip().endswith(f"BROKEN: {len(lines)} events, 1 broken")
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_it_names_a_line_whose_hash_was_recomputed_after_tampering(
     client: Client, tmp_path: Path
 ) -> None:
@@ -100,6 +103,7 @@ def test_it_names_a_line_whose_hash_was_recomputed_after_tampering(
     assert f"line 4, event {following}: prev_hash is not the hash before" in result.stdout
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_it_names_a_removed_line_of_a_complete_export(client: Client, tmp_path: Path) -> None:
     path = tmp_path / "export.jsonl"
     lines = save_export(client, path)
@@ -110,6 +114,7 @@ def test_it_names_a_removed_line_of_a_complete_export(client: Client, tmp_path: 
     assert "prev_hash is not the hash before" in result.stdout
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_it_checks_each_event_of_a_filtered_export_and_reports_its_gaps(
     client: Client, tmp_path: Path
 ) -> None:
@@ -130,6 +135,7 @@ def test_it_checks_each_event_of_a_filtered_export_and_reports_its_gaps(
     assert verify(path, "--complete").returncode == 1
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_a_namespace_export_verifies_on_its_own_and_names_a_cut_out_event(
     cast: AuditCast, tmp_path: Path
 ) -> None:
@@ -153,6 +159,7 @@ def test_a_namespace_export_verifies_on_its_own_and_names_a_cut_out_event(
     assert "prev_hash is not the hash before it in its chain" in result.stdout
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_a_chain_that_starts_after_the_seal_is_named_with_the_hash_it_continues(
     cast: AuditCast, tmp_path: Path
 ) -> None:

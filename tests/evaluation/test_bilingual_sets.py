@@ -35,6 +35,7 @@ def test_each_set_loads_whole_with_its_questions(name: str) -> None:
     assert sum(languages[case] for case in CROSS) >= 20
 
 
+@pytest.mark.locomo  # a long evaluation: `make test-all`
 @pytest.mark.django_db
 def test_the_default_models_hold_the_floor_on_the_bilingual_tuning_sets() -> None:
     """Recall on the bilingual tuning sets (conversations; facts) with the shipped models

@@ -28,6 +28,7 @@ from apps.memories.multilingual import set_multilingual_provider
 from apps.recall.relevance import DEFAULT_MIN_RELEVANCE
 from tests.conftest import PROJECT_ROOT
 
+pytestmark = pytest.mark.locomo  # a long evaluation: `make test-all`
 LOCOMO_DEV = PROJECT_ROOT.parent / "shared" / "data" / "locomo-dev"
 
 

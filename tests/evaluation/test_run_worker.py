@@ -25,6 +25,7 @@ CASES = 40
 STOPPED_AT = 3  # cases committed before the worker is killed
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_worker_s_run_is_finished_by_the_next_without_repeats(

@@ -83,6 +83,7 @@ def worker(redis_url: str) -> Iterator[tuple[str, str]]:
         stop_process(process)
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 @pytest.mark.redis
 def test_a_task_round_trips_through_redis_and_a_worker_process(worker: tuple[str, str]) -> None:
     redis_url, queue = worker

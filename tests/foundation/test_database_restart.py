@@ -202,6 +202,7 @@ def _rows(server: EmbeddedServer, query: str) -> set[str]:
         return {str(row[0]) for row in conn.execute(query)}
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_requests_get_503_while_postgresql_restarts_and_nothing_is_half_written(stack: Stack):
     headers = {"Authorization": f"Bearer {stack.raw_key}"}
     warm = httpx.post(

@@ -43,6 +43,7 @@ def test_the_default_database_is_the_embedded_postgresql_18() -> None:
     assert connection.pg_version >= 180000
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_processes_share_one_server_and_data_survives_a_restart(project_scratch_dir: Path) -> None:
     data_dir = str(project_scratch_dir)
     import subprocess
@@ -71,6 +72,7 @@ def test_processes_share_one_server_and_data_survives_a_restart(project_scratch_
     assert embedded_db.server_status(project_scratch_dir)["running"] is False
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_a_killed_process_does_not_keep_the_server_alive(project_scratch_dir: Path) -> None:
     data_dir = str(project_scratch_dir)
     killed = run_python(

@@ -27,6 +27,7 @@ def test_a_remote_provider_is_not_called_to_warm_up(settings) -> None:
     assert embeddings.warm_up_local_model() is False
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 @pytest.mark.django_db
 def test_a_gunicorn_worker_loads_the_model_before_any_request(project_scratch_dir: Path) -> None:
     params = connection.settings_dict

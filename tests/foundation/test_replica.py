@@ -365,6 +365,7 @@ def test_it_reads_the_primary_while_the_replica_lags_beyond_the_bound(
     assert served == {FIRST, SECOND}
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_a_stopped_replica_costs_only_a_fallback_to_the_primary(
     routed: Standby, acme: Tenant, alice_client: Client, client: Client
 ) -> None:

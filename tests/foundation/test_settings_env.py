@@ -70,18 +70,21 @@ def test_it_parses_a_keyring_and_rejects_bad_entries() -> None:
             parse_keyring(bad)
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_settings_refuse_to_start_without_secrets_when_debug_is_off() -> None:
     result = run_python("import django; django.setup()", env={"DEBUG": "0"})
     assert result.returncode != 0
     assert "SECRET_KEY is not set" in result.stderr
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_settings_refuse_a_malformed_debug_flag() -> None:
     result = run_python("import django; django.setup()", env={"DEBUG": "sometimes"})
     assert result.returncode != 0
     assert "DEBUG='sometimes' is not a boolean" in result.stderr
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_settings_refuse_a_malformed_kek() -> None:
     result = run_python(
         "import django; django.setup()",
@@ -91,6 +94,7 @@ def test_settings_refuse_a_malformed_kek() -> None:
     assert "MEMORYHUB_KEK: entry 1 (version 1) must decode to 32 bytes" in result.stderr
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_quickstart_generates_secrets_once_with_private_permissions(project_scratch_dir) -> None:
     code = (
         "import django; django.setup(); from django.conf import settings; "
@@ -107,6 +111,7 @@ def test_quickstart_generates_secrets_once_with_private_permissions(project_scra
         assert (project_scratch_dir / name).stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_check_deploy_passes_with_production_settings() -> None:
     env = {
         "DEBUG": "0",
@@ -124,6 +129,7 @@ def test_check_deploy_passes_with_production_settings() -> None:
     assert "no issues" in result.stdout
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 @pytest.mark.parametrize(("configured", "expected"), [(None, 0.0002), ("0.001", 0.001)])
 def test_settings_set_the_interpreters_thread_switch_interval(
     configured: str | None, expected: float
@@ -140,6 +146,7 @@ def test_settings_set_the_interpreters_thread_switch_interval(
     ("query", "operators"),
     [("", ""), ("?options=-c%20hnsw.ef_search%3D200", " -c hnsw.ef_search=200")],
 )
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_connections_carry_the_hnsw_search_options_and_the_operators_win(
     query: str, operators: str
 ) -> None:
@@ -163,6 +170,7 @@ REPLICA_OF = (
 )
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_a_replica_url_adds_the_replica_and_its_router() -> None:
     primary = {"DEBUG": "1", "DATABASE_URL": "postgres://u@db/x"}
     alone = run_python(REPLICA_OF, env=primary)
@@ -180,6 +188,7 @@ def test_a_replica_url_adds_the_replica_and_its_router() -> None:
     assert routers == ["memoryhub.db_router.PrimaryReplicaRouter"]
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_settings_refuse_a_replica_url_of_the_wrong_scheme() -> None:
     result = run_python(
         "import django; django.setup()",
@@ -207,6 +216,7 @@ CACHE_OF = (
         ),
     ],
 )
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_throttle_counts_are_shared_through_redis_whenever_a_broker_is(
     env: dict[str, str], expected: str
 ) -> None:

@@ -142,6 +142,7 @@ def test_it_spares_memories_written_after_the_purge_started(cast: Cast) -> None:
     assert list(Memory.objects.filter(tags__contains=["old"])) == [late]
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_worker_s_purge_is_finished_by_the_next_exactly_once(

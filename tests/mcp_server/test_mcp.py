@@ -266,6 +266,7 @@ def test_the_endpoint_needs_a_key(acme: Tenant, live_server: Any) -> None:
         assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_memoryhub_mcp_relays_stdio_to_the_server(acme: Tenant, live_server: Any) -> None:
     """A desktop client's set-up: it launches `memoryhub mcp` and speaks MCP over stdio."""
     command = Path(sys.executable).with_name("memoryhub")

@@ -34,6 +34,7 @@ FACTS = [
 ]
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_worker_s_fill_is_finished_by_the_next_and_serves_only_once_complete(

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -447,6 +448,7 @@ def test_a_fact_supersedes_only_facts_of_its_own_slot_and_never_while_uncertain(
         assert set(stored) <= set(decision.supersedes)
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_the_decisions_import_without_django() -> None:
     result = run_python(
         "import sys, apps.pipeline.decisions; "

@@ -164,6 +164,7 @@ def wait_for(condition, timeout: float = 90.0) -> None:  # type: ignore[no-untyp
     raise AssertionError("timed out")
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_ingests_and_a_killed_worker_s_task_is_redone_exactly_once(

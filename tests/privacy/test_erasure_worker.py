@@ -28,6 +28,7 @@ from tests.pipeline.test_worker import (  # noqa: F401
 ACTOR = Actor.system("tests")
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_worker_s_erasure_is_done_by_the_next_exactly_once(

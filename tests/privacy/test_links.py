@@ -280,6 +280,7 @@ def test_opening_a_link_rotates_a_csrf_token_planted_before_it(acme, story, sett
     assert accepted.status_code == 200
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_deploy_checks_fail_when_the_portal_cookie_would_not_be_secure() -> None:
     """`manage.py check --deploy` with production settings but SESSION_COOKIE_SECURE off."""
     production = {

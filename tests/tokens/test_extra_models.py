@@ -84,6 +84,7 @@ def test_an_extra_entry_replaces_a_built_in_one_and_the_others_stay(
     assert {"gpt-4o-mini", "claude-sonnet-4", "llama-3.1-8b-instruct"} <= set(table)
 
 
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_without_extra_models_the_built_in_table_is_unchanged(settings) -> None:
     table = table_of(models_setting_with(""), settings)
     assert "acme-llm-7b" not in table
@@ -95,6 +96,7 @@ def test_without_extra_models_the_built_in_table_is_unchanged(settings) -> None:
     ['{"acme-llm-7b": {"tokenizer": ', '["acme-llm-7b"]', "acme-llm-7b"],
     ids=["truncated", "a-list", "a-bare-name"],
 )
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_a_value_that_is_not_a_json_object_stops_start_up(value: str) -> None:
     result = start_up_with(value)
     assert result.returncode != 0
@@ -106,6 +108,7 @@ def test_a_value_that_is_not_a_json_object_stops_start_up(value: str) -> None:
     ['{"acme-llm-7b": {"tokenizer": "cl100k_base"}}', '{"acme-llm-7b": 5}'],
     ids=["no-window-or-price", "not-an-object"],
 )
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_a_malformed_model_entry_stops_start_up(value: str) -> None:
     result = start_up_with(value)
     assert result.returncode != 0
