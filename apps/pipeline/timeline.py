@@ -109,29 +109,51 @@ def fact_timelines(*, subject: Subject, keys: KeyCache | None = None) -> list[Ti
         .defer(*SEARCH_FIELDS)
         .order_by("valid_from", "created_at")
     )
+    by_id = {fact.pk: fact for fact in facts}
+    following = _following(facts)
+    # The chains with history, chosen from columns alone: only their facts are decrypted,
+    # and only their versions and turns read.
+    chains = [
+        chain
+        for chain in _chains(facts, by_id, following)
+        if len(chain) > 1
+        or chain[-1].valid_to is not None
+        or chain[-1].status == Status.DISPUTED
+        or chain[-1].version > 1
+    ]
+    drawn = [fact for chain in chains for fact in chain]
     known = _Known(
         keys=keys,
-        by_id={fact.pk: fact for fact in facts},
-        following=_following(facts),
-        versions=_versions(facts),
-        turns=_turns(subject, facts),
+        by_id=by_id,
+        following=following,
+        versions=_versions(drawn),
+        turns=_turns(subject, drawn),
     )
-    followed = set(known.following.values())
     kinds = _kind_names(subject, keys)
-    timelines = []
+    timelines = [
+        Timeline(
+            kind=kinds.get(chain[0].metadata.get("group", ""), OTHER_KIND),
+            steps=[step for memory in chain for step in _steps(memory, known)],
+        )
+        for chain in chains
+    ]
+    return sorted(timelines, key=lambda t: max(s.until or s.since for s in t.steps), reverse=True)
+
+
+def _chains(
+    facts: list[Memory], by_id: dict[uuid.UUID, Memory], following: dict[uuid.UUID, uuid.UUID]
+) -> list[list[Memory]]:
+    """Each chain of values, from a fact nothing led to, following each to the next."""
+    followed = set(following.values())
+    chains = []
     for fact in facts:
         if fact.pk in followed:
             continue  # not the start of a chain
         chain = [fact]
-        while (after := known.following.get(chain[-1].pk)) in known.by_id:
-            if known.by_id[after] in chain:
-                break
-            chain.append(known.by_id[after])
-        steps = [step for memory in chain for step in _steps(memory, known)]
-        if len(steps) > 1 or steps[-1].until is not None or steps[-1].disputed:
-            group = fact.metadata.get("group", "")
-            timelines.append(Timeline(kind=kinds.get(group, OTHER_KIND), steps=steps))
-    return sorted(timelines, key=lambda t: max(s.until or s.since for s in t.steps), reverse=True)
+        while (after := following.get(chain[-1].pk)) in by_id and by_id[after] not in chain:
+            chain.append(by_id[after])
+        chains.append(chain)
+    return chains
 
 
 @dataclass(frozen=True)
