@@ -33,12 +33,17 @@ run: install
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 # The fast lane: every test without a lane mark (pyproject.toml: browser, processes, llm,
-# locomo). `make test-all` runs every lane; CI (.ci/run) runs that.
+# locomo), on every core (pytest-xdist: a test database per worker, kept between runs and
+# migrated forward). `make test-all` runs every lane; CI (.ci/run) runs that.
+FAST_LANE := not (browser or processes or llm or locomo)
 test: install
-	$(BIN)/python -m pytest -m "not (browser or processes or llm or locomo)"
+	$(BIN)/python -m pytest -n auto --reuse-db -m "$(FAST_LANE)"
 
+# Every lane: all but the processes lane on every core, then the processes lane one test at
+# a time (each starts servers of its own, and some measure how they recover).
 test-all: install browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto -m "not processes"
+	$(BIN)/python -m pytest -m processes
 
 # The browser tests drive Debian's Chromium (Playwright cannot download its own here).
 # As root it is installed when missing (and redis-server too); otherwise those tests skip,

@@ -31,6 +31,17 @@ pytest_plugins = ["tests.browser"]
 REDIS_TEST_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 
 
+def _worker_redis_url(url: str) -> str:
+    """The broker URL for this pytest-xdist worker: a database of its own (15, 14, …), so
+    workers never read each other's queues. Outside xdist, the URL as given."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.startswith("gw"):
+        return url
+    base, _, database = url.rpartition("/")
+    first = int(database) if database.isdigit() else 15
+    return f"{base}/{(first - int(worker[2:])) % 16}"
+
+
 # The lanes besides the fast one (pyproject.toml's markers): `make test` leaves them out.
 LANES = ("browser", "processes", "llm", "locomo")
 
@@ -145,14 +156,15 @@ def redis_url() -> str:
     """The Redis broker for tests; skips (or fails under MEMORYHUB_REQUIRE_REDIS=1) without it."""
     import redis
 
+    url = _worker_redis_url(REDIS_TEST_URL)
     try:
-        redis.Redis.from_url(REDIS_TEST_URL, socket_connect_timeout=2).ping()
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
     except redis.RedisError as error:
-        reason = f"Redis is not reachable at {REDIS_TEST_URL} ({type(error).__name__})"
+        reason = f"Redis is not reachable at {url} ({type(error).__name__})"
         if os.environ.get("MEMORYHUB_REQUIRE_REDIS") == "1":
             pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_REDIS=1 forbids skipping.")
         pytest.skip(reason)
-    return REDIS_TEST_URL
+    return url
 
 
 @pytest.fixture

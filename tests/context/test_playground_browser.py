@@ -4,6 +4,8 @@ JavaScript."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.contrib.auth.models import User
 
@@ -95,10 +97,11 @@ def test_the_form_works_without_javascript(seeded: None, live_server, browser) -
 
 
 def held_back(page, held: list):  # type: ignore[no-untyped-def]
-    """The one request the route holds, once Playwright has handed it over."""
-    for _ in range(250):
-        if held:
-            break
+    """The one request the route holds, once Playwright has handed it over: the route's
+    handler runs while the page's events are pumped, so wait for the condition, not a count
+    of pauses (a loaded machine hands it over later)."""
+    deadline = time.monotonic() + 60
+    while not held and time.monotonic() < deadline:
         page.wait_for_timeout(20)
     assert len(held) == 1
     return held.pop()

@@ -30,7 +30,12 @@ from tests.loopback import listening_socket
 from tests.memories.embeddings_stub import StubEmbeddings
 
 SLUG = "restart"
-RECOVERY_SECONDS = 10.0
+WORKERS = 2
+# After the restart each worker's first query finds its connection dead and replaces it
+# (`conn_health_checks`): a request sent after the restart may fail at most once per worker
+# and per database connection it holds. A bound in requests, not in seconds: a loaded
+# machine answers slower, not differently.
+FAILURES_AFTER_RESTART = 2 * WORKERS
 
 
 def _database_url(server: EmbeddedServer) -> str:
@@ -99,7 +104,7 @@ def stack(project_scratch_dir: Path, embeddings: StubEmbeddings) -> Iterator[Sta
     with listener:
         gunicorn = subprocess.Popen(
             [
-                sys.executable, "-m", "gunicorn", "memoryhub.wsgi", "--workers", "2",
+                sys.executable, "-m", "gunicorn", "memoryhub.wsgi", "--workers", str(WORKERS),
                 "--bind", f"fd://{listener.fileno()}", "--timeout", "60",
                 "--log-level", "warning",
             ],
@@ -131,7 +136,8 @@ def stack(project_scratch_dir: Path, embeddings: StubEmbeddings) -> Iterator[Sta
 
 @dataclass
 class Traffic:
-    """Writes and recalls sent one after another until stopped, with every answer kept."""
+    """Writes and recalls sent one after another until stopped, with every answer kept
+    beside the moment its request was sent."""
 
     stack: Stack
     writes: list[tuple[float, int, dict]] = field(default_factory=list)
@@ -145,15 +151,16 @@ class Traffic:
             number = 0
             while not self.stop.is_set():
                 number += 1
+                sent = time.monotonic()
                 if kind == "write":
                     content = f"Fact {number}: I keep a {number}th plant."
                     body = {"subject": "u1", "content": content}
                     response = client.post(url + "memories", json=body)
-                    self.writes.append((time.monotonic(), response.status_code, response.json()))
+                    self.writes.append((sent, response.status_code, response.json()))
                 else:
                     body = {"subject": "u1", "query": "Which plants do I keep?", "k": 5}
                     response = client.post(url + "recall", json=body)
-                    self.recalls.append((time.monotonic(), response.status_code, response.json()))
+                    self.recalls.append((sent, response.status_code, response.json()))
                 time.sleep(0.02)
 
     def __enter__(self) -> Traffic:
@@ -232,10 +239,10 @@ def test_requests_get_503_while_postgresql_restarts_and_nothing_is_half_written(
         assert restarted.socket_dir == stack.server.socket_dir
         assert restarted.port == stack.server.port
         # Traffic goes on until it has recovered (three writes in a row and a recall succeed),
-        # or until well past the recovery bound, which the assertions below then report.
+        # or a generous minute, after which the assertions below report what was seen.
         _wait_until(
             lambda: _recovered(traffic, restarted_at),
-            restarted_at + RECOVERY_SECONDS + 30,
+            time.monotonic() + 60,
             "writes and recalls did not succeed again after the restart",
             fail=False,
         )
@@ -250,10 +257,11 @@ def test_requests_get_503_while_postgresql_restarts_and_nothing_is_half_written(
         assert set(body["error"]) == {"code", "message", "details"}
     assert any(status == 201 for at, status, _ in writes if at < stopped_at)
     assert any(status == 200 for at, status, _ in recalls if at < stopped_at)
-    # Recovered within seconds: writes and recalls succeed again after the restart.
-    recovered = [at for at, status, _ in writes if status == 201 and at > restarted_at]
-    assert recovered, "no write succeeded after the restart"
-    assert recovered[0] - restarted_at < RECOVERY_SECONDS, recovered[0] - restarted_at
+    # Recovered at once: of the requests sent after the restart, no more than the dead
+    # connections' first uses fail, and writes and recalls succeed again.
+    after = [status for at, status, _ in writes + recalls if at > restarted_at]
+    assert after.count(503) <= FAILURES_AFTER_RESTART, after
+    assert any(status == 201 for at, status, _ in writes if at > restarted_at)
     assert any(status == 200 for at, status, _ in recalls if at > restarted_at)
     assert all(status != 503 for at, status, _ in writes[-3:]), "still failing at the end"
 

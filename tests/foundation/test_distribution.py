@@ -10,7 +10,8 @@ and every constraint of the migrated schema (memoryhub/distribution.py makes the
 from __future__ import annotations
 
 import threading
-import time
+from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import pytest
 from django.apps import apps
@@ -196,41 +197,61 @@ def test_a_namespace_s_rows_can_be_grouped_with_their_columns_selected() -> None
     assert not keyed_by_namespace(Namespace)
 
 
-def _hold(table: str, seconds: float, held: threading.Event) -> None:
-    try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
-            held.set()
-            time.sleep(seconds)
-    finally:
-        connection.close()
+@dataclass
+class _Holder:
+    """A transaction on another connection holding a table until `release` is set."""
+
+    table: str
+    held: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    let_go: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"LOCK TABLE {self.table} IN ACCESS EXCLUSIVE MODE")
+                self.held.set()
+                self.release.wait(60)
+        finally:
+            connection.close()
+            self.let_go.set()
 
 
-def _add_check(attempts: int, monkeypatch: pytest.MonkeyPatch) -> float:
-    """A key change on a table another transaction holds for 0.5 s, waiting 0.1 s a try."""
+def _add_check(attempts: int, monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """A key change on a table another transaction holds until the change has timed out on
+    it once (waiting 0.1 s a try): the back-offs it took between tries. The holder lets go
+    on the first back-off, which waits until it has: no step depends on the clock."""
     monkeypatch.setattr(distribution, "LOCK_TIMEOUT", "100ms")
     monkeypatch.setattr(distribution, "ATTEMPTS", attempts)
     change = distribution.Retried(
         migrations.RunSQL("ALTER TABLE memories_job ADD CONSTRAINT probe CHECK (true)"),
         points_at="memories_subject",
     )
-    held = threading.Event()
-    holder = threading.Thread(target=_hold, args=("memories_job", 0.5, held))
-    holder.start()
-    held.wait(5)
-    started = time.monotonic()
+    holder = _Holder("memories_job")
+    back_offs: list[float] = []
+
+    def back_off(seconds: float) -> None:
+        back_offs.append(seconds)
+        holder.release.set()
+        assert holder.let_go.wait(60), "the holder never let go"
+
+    monkeypatch.setattr(distribution, "time", SimpleNamespace(sleep=back_off))
+    thread = threading.Thread(target=holder.run)
+    thread.start()
     try:
+        assert holder.held.wait(60), "the holder never got the table"
         with connection.schema_editor(atomic=False) as editor:
             change.database_forwards("pipeline", editor, ProjectState(), ProjectState())
-        return time.monotonic() - started
+        return back_offs
     finally:
-        holder.join()
+        holder.release.set()
+        thread.join()
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_key_change_waits_briefly_for_a_lock_and_tries_again(monkeypatch) -> None:
-    waited = _add_check(attempts=30, monkeypatch=monkeypatch)
-    assert waited >= 0.3  # it got the table once the holder let go
+    back_offs = _add_check(attempts=30, monkeypatch=monkeypatch)
+    assert back_offs == [0.05]  # timed out once, then got the table once the holder let go
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1 FROM pg_constraint WHERE conname = 'probe'")
         assert cursor.fetchone() == (1,)
@@ -245,6 +266,9 @@ def test_without_tries_left_a_key_change_gives_up_instead_of_queueing_writes(
 ) -> None:
     with pytest.raises(OperationalError, match="lock timeout"):
         _add_check(attempts=1, monkeypatch=monkeypatch)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_constraint WHERE conname = 'probe'")
+        assert cursor.fetchone() is None
 
 
 _PROBE_TABLES = """

@@ -349,6 +349,9 @@ def test_it_reads_the_primary_while_the_replica_lags_beyond_the_bound(
 ) -> None:
     settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 0.5
     remember(acme, FIRST)
+    # Replayed before the pause: the standby knows when it last replayed, so its lag is a
+    # number that only grows while replay is paused (never "unknown since when").
+    routed.catch_up()
     with routed.replay_paused():
         remember(acme, SECOND)  # on the primary only, and the standby's lag grows
 

@@ -26,13 +26,19 @@ from tests.conftest import Tenant
 ACTOR = Actor.system("tests")
 
 
-def _waiting_on_a_lock() -> bool:
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+def _blocked_by(waiting: list[int], holding: list[int]) -> bool:
+    """Whether the backend in `waiting` waits for a lock the one in `holding` holds."""
+    if not waiting or not holding:
+        return False
     with connections["default"].cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0] > 0
+        cursor.execute("SELECT %s = ANY(pg_blocking_pids(%s))", [holding[0], waiting[0]])
+        return bool(cursor.fetchone()[0])
 
 
 @pytest.mark.django_db(transaction=True)
@@ -53,11 +59,14 @@ def test_an_ingest_job_and_a_write_of_its_subject_commit_side_by_side(
 
     written, release = threading.Event(), threading.Event()
     errors: list[BaseException] = []
+    writer_pid: list[int] = []
+    job_pid: list[int] = []
 
     def write() -> None:
         from django.db import transaction
 
         try:
+            writer_pid.append(_backend_pid())
             with transaction.atomic():
                 memory_create(
                     actor=ACTOR,
@@ -66,7 +75,7 @@ def test_an_ingest_job_and_a_write_of_its_subject_commit_side_by_side(
                     content="My sister is called Ana.",
                 )
                 written.set()
-                release.wait(30)  # the commit (and its key check) comes after the job waits
+                release.wait()  # the commit (and its key check) comes after the job waits
         except BaseException as error:
             errors.append(error)
         finally:
@@ -75,6 +84,7 @@ def test_an_ingest_job_and_a_write_of_its_subject_commit_side_by_side(
 
     def run_job() -> None:
         try:
+            job_pid.append(_backend_pid())
             jobs.ingest_job_run(job_id=str(job.pk))
         except BaseException as error:
             errors.append(error)
@@ -82,17 +92,22 @@ def test_an_ingest_job_and_a_write_of_its_subject_commit_side_by_side(
             connection.close()
 
     writer = threading.Thread(target=write)
-    writer.start()
-    assert written.wait(30)
     worker = threading.Thread(target=run_job)
-    worker.start()
-    deadline = time.monotonic() + 30
-    while not _waiting_on_a_lock():  # the job waits for the chain head the write holds
-        assert time.monotonic() < deadline, "the job never waited for the write"
-        time.sleep(0.05)
-    release.set()
-    writer.join(60)
-    worker.join(60)
+    writer.start()
+    try:
+        assert written.wait(120), "the write did not get as far as its commit"
+        worker.start()
+        # The job waits for the chain head the write holds: a condition, polled.
+        deadline = time.monotonic() + 120
+        while not _blocked_by(job_pid, writer_pid):
+            assert worker.is_alive(), errors or "the job finished without waiting for the write"
+            assert time.monotonic() < deadline, "the job never waited for the write"
+            time.sleep(0.05)
+    finally:
+        release.set()
+        writer.join()
+        if worker.ident is not None:  # started
+            worker.join()
 
     assert errors == []
     assert Job.objects.get(pk=job.pk).status == JobStatus.SUCCEEDED
