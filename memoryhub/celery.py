@@ -12,12 +12,13 @@ a worker never looks for a row that is not committed yet.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from celery import Celery
 from celery.contrib.django.task import DjangoTask
 from celery.signals import task_postrun, task_prerun
 
-from memoryhub import replica
+from memoryhub import maintenance, replica
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 
@@ -30,6 +31,16 @@ class MemoryHubTask(DjangoTask):
     retry_backoff_max = 600
     retry_jitter = True
     max_retries = 5
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # While a restore runs (memoryhub/maintenance.py) a worker takes no work: the task
+        # goes back to the queue for later, not counted against its retries.
+        if maintenance.restoring() and not self.request.is_eager:
+            raise self.retry(countdown=RESTORE_RETRY_SECONDS, max_retries=None)
+        return super().__call__(*args, **kwargs)
+
+
+RESTORE_RETRY_SECONDS = 30
 
 
 app = Celery("memoryhub", task_cls=MemoryHubTask)

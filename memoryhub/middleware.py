@@ -10,11 +10,13 @@ import uuid
 import zoneinfo
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template import loader
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
-from memoryhub import replica
+from memoryhub import maintenance, replica
+from memoryhub.api.errors import error_body
 
 _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 
@@ -115,3 +117,34 @@ def _client_credentials(request: HttpRequest) -> list[str]:
     if authorization:
         credentials.append(f"authorization:{authorization}")
     return credentials
+
+
+RESTORE_RETRY_AFTER_SECONDS = 30
+
+
+def restoring_middleware(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """While `manage.py restore` runs (its marker is in the data directory), every request
+    is answered 503: the database is being replaced, and must not serve until the erasures
+    newer than the backup are applied again."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        if not maintenance.restoring():
+            return get_response(request)
+        if request.path.startswith(("/api/", "/healthz")):
+            response: HttpResponse = JsonResponse(
+                error_body(
+                    "restoring",
+                    "MemoryHub is being restored from a backup; nothing was stored. "
+                    "Try again shortly.",
+                ),
+                status=503,
+            )
+        else:
+            page = loader.get_template("503.html").render({"restoring": True})
+            response = HttpResponse(page, status=503)
+        response["Retry-After"] = str(RESTORE_RETRY_AFTER_SECONDS)
+        return response
+
+    return middleware

@@ -91,10 +91,13 @@ INSTALLED_APPS = [
     "apps.governance",
     "apps.mcp_server",
     "apps.demo",
+    "apps.backups",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A restore under way (manage.py restore): every request answered 503.
+    "memoryhub.middleware.restoring_middleware",
     # Outside the session middleware, whose save at the end of a request is a write it sees.
     "memoryhub.middleware.replica_reads_middleware",
     # Outside the CSRF and messages middleware, whose cookies it adapts for a framed portal.
@@ -333,6 +336,14 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Memories -------------------------------------------------------------------------------
+# The erasure ledger (memoryhub/erasure_ledger.py): a directory outside the database, on
+# storage backed up separately from it; every restore applies its newer entries again.
+MEMORYHUB_ERASURE_LEDGER = env_path("MEMORYHUB_ERASURE_LEDGER", DATA_DIR / "erasure-ledger")
+# Entries this much older than a backup's ledger head are applied again too on restore: an
+# erasure in flight while the backup's snapshot was taken may be missing from it.
+MEMORYHUB_ERASURE_LEDGER_OVERLAP = env_int(
+    "MEMORYHUB_ERASURE_LEDGER_OVERLAP", 900, minimum=0, maximum=86_400
+)
 MEMORYHUB_MAX_CONTENT_BYTES = env_int(
     "MEMORYHUB_MAX_CONTENT_BYTES", 32_768, minimum=1, maximum=1_048_576
 )

@@ -92,6 +92,21 @@ def _fast_password_hasher() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _erasure_ledger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The erasure ledger of this run (of this worker), outside the checkout's `var/`; the
+    processes the tests start write to it too."""
+    folder = tmp_path_factory.mktemp("erasure-ledger")
+    previous = os.environ.get("MEMORYHUB_ERASURE_LEDGER")
+    os.environ["MEMORYHUB_ERASURE_LEDGER"] = str(folder)
+    with override_settings(MEMORYHUB_ERASURE_LEDGER=folder):
+        yield folder
+    if previous is None:
+        os.environ.pop("MEMORYHUB_ERASURE_LEDGER", None)
+    else:
+        os.environ["MEMORYHUB_ERASURE_LEDGER"] = previous
+
+
 @pytest.fixture
 def alice(db: None) -> User:
     """Alice administers MemoryHub (a staff superuser)."""

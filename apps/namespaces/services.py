@@ -16,6 +16,7 @@ from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.namespaces.models import Membership, MembershipRole, Namespace, PiiPolicy
 from apps.namespaces.origins import normalize_origin
+from memoryhub import erasure_ledger
 from memoryhub.exceptions import ApplicationError
 
 _UPDATABLE = (
@@ -182,6 +183,8 @@ def namespace_delete(*, actor: Actor, namespace: Namespace) -> dict[str, int]:
             "memories": namespace.memories.count(),
             "subjects": namespace.subjects.count(),
         }
+        # In the ledger before the commit: a restore of an older backup deletes it again.
+        erasure_ledger.append(namespace_id=namespace.pk, scope="namespace")
         namespace.data_keys.all().delete()
         namespace_id, slug = namespace.pk, namespace.slug
         Namespace.objects.filter(pk=namespace_id).delete()

@@ -29,6 +29,7 @@ from apps.memories.services import NewMemory, memories_insert
 from apps.namespaces.models import Namespace
 from apps.pipeline import extraction
 from apps.recall.models import RecallLog
+from memoryhub import erasure_ledger
 
 SAMPLE = 50  # ids listed in a report (the counts are complete)
 SUMMARY_TAG = "summary"
@@ -90,6 +91,9 @@ def expire(*, actor: Actor, namespace: Namespace, dry_run: bool = False) -> Swee
         if dry_run:
             return report
         if doomed:
+            erasure_ledger.append(
+                namespace_id=namespace.pk, scope="memories", memory_ids=[m.pk for m in doomed]
+            )
             report.counts["versions_deleted"] = MemoryVersion.objects.filter(
                 memory__in=doomed
             ).count()

@@ -45,6 +45,7 @@ from apps.memories.search_fields import (
 from apps.namespaces import pii
 from apps.namespaces.models import Namespace
 from apps.tokens.tokenizers import prompt_line_tokens
+from memoryhub import erasure_ledger
 from memoryhub.exceptions import ApplicationError
 
 if TYPE_CHECKING:
@@ -530,6 +531,9 @@ def memory_delete(*, actor: Actor, memory: Memory) -> None:
     """Hard delete: the memory and all its versions. The turn it was said in ends (kept
     as history): it says what was deleted."""
     with transaction.atomic():
+        erasure_ledger.append(
+            namespace_id=memory.namespace_id, scope="memories", memory_ids=[memory.pk]
+        )
         turns_end_with(actor=actor, fact=memory, when=timezone.now())
         versions = MemoryVersion.objects.filter(memory=memory).count()
         Memory.objects.filter(pk=memory.pk).delete()

@@ -26,6 +26,7 @@ from apps.memories.search_fields import refresh_neighbour_context
 from apps.memories.services.memories import memory_audit
 from apps.memories.services.validity import turns_end_with, turns_reopen_with
 from apps.namespaces.models import Namespace
+from memoryhub import erasure_ledger
 from memoryhub.exceptions import ApplicationError
 
 RECALL_LOG_TABLE = "memories_recalllog"  # the recall app's table (its rows name memory ids)
@@ -237,6 +238,12 @@ def _delete(namespace: Namespace, ids: Sequence[uuid.UUID]) -> dict[str, int]:
         Memory.objects.filter(namespace=namespace, pk__in=ids).only(
             "id", "namespace_id", "subject_id", "session_key", "position"
         )
+    )
+    if not rows:
+        return {"memories": 0, "versions": 0, "recall_log_rows": 0}
+    # In the ledger before the commit: a restore of an older backup deletes them again.
+    erasure_ledger.append(
+        namespace_id=namespace.pk, scope="memories", memory_ids=[row.pk for row in rows]
     )
     versions = MemoryVersion.objects.filter(memory__in=rows).count()
     # A recall-log row naming only purged memories goes; one naming others too loses these.

@@ -33,6 +33,7 @@ from apps.memories.row_encryption import (
 from apps.memories.selectors import memory_public_fields
 from apps.memories.tasks import vacuum_data_keys
 from apps.namespaces.models import Namespace
+from memoryhub import erasure_ledger
 from memoryhub.replica import reading_from_replica
 from memoryhub.tasks import after_commit
 
@@ -173,24 +174,25 @@ def subject_erase(*, actor: Actor, subject: Subject) -> ErasureReceipt:
             keys.fingerprint_key(namespace.pk), subject.external_id.encode(), hashlib.sha256
         ).hexdigest()
         memories = Memory.objects.filter(subject=subject)
-        counts = {
+        body: dict[str, Any] = {  # the fields of ErasureReceipt but the last two
+            "subject_id": str(subject.pk),
+            "subject_fingerprint": fingerprint,
             "memories_deleted": memories.count(),
             "versions_deleted": MemoryVersion.objects.filter(memory__subject=subject).count(),
+            "data_keys_destroyed": DataKey.objects.filter(subject=subject).count(),
+            "erased_at": timezone.now().isoformat(),
         }
+        receipt_hash = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        # In the ledger before the commit: a restore of an older backup erases it again.
+        erasure_ledger.append(
+            namespace_id=namespace.pk, scope="subject", subject=fingerprint, receipt=receipt_hash
+        )
         # The key goes first: whatever else might survive is undecryptable from here on.
-        counts["data_keys_destroyed"], _ = DataKey.objects.filter(subject=subject).delete()
+        DataKey.objects.filter(subject=subject).delete()
         MemoryVersion.objects.filter(memory__subject=subject).delete()
         memories.delete()
         subject_id = subject.pk
         subject.delete()
-        erased_at = timezone.now().isoformat()
-        body: dict[str, Any] = {  # the fields of ErasureReceipt but the last two
-            "subject_id": str(subject_id),
-            "subject_fingerprint": fingerprint,
-            **counts,
-            "erased_at": erased_at,
-        }
-        receipt_hash = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         event = audit_record(
             actor=actor,
             action="subject.erase",
