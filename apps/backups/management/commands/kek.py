@@ -77,6 +77,7 @@ class Command(BaseCommand):
             self.stdout.write(merged)
             return
         target = Path(settings.DATA_DIR) / "kek"
+        target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(f".kek.{os.getpid()}.tmp")
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(descriptor, "w") as handle:
