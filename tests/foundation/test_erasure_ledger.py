@@ -67,7 +67,8 @@ def test_a_torn_last_line_is_ignored_and_cut_by_the_next_append(ledger: Path) ->
         handle.write(b'{"seq": 2, "at": "2026')  # a crash mid-append
     assert erasure_ledger.head() == Head(1, first.hash)
     second = erasure_ledger.append(namespace_id=2, scope="namespace")
-    assert second.prev == first.hash and second.seq == 2
+    assert second.prev == first.hash
+    assert second.seq == 2
     assert erasure_ledger.head() == Head(2, second.hash)
 
 
@@ -101,7 +102,8 @@ def test_a_subject_erasure_is_in_the_ledger_with_the_receipts_fingerprint(
     subject = Subject.objects.get(namespace=acme.namespace, external_id="ledger-person")
     receipt = subject_erase(actor=Actor.system("tests"), subject=subject)
     (entry,) = erasure_ledger.entries()
-    assert entry.scope == "subject" and entry.namespace_id == acme.namespace.pk
+    assert entry.scope == "subject"
+    assert entry.namespace_id == acme.namespace.pk
     assert entry.subject == receipt.subject_fingerprint
     assert entry.receipt == receipt.receipt_hash
     assert "ledger-person" not in (ledger / erasure_ledger.FILENAME).read_text()
