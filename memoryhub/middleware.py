@@ -17,6 +17,7 @@ from django.utils.cache import add_never_cache_headers
 
 from memoryhub import maintenance, replica
 from memoryhub.api.errors import error_body
+from memoryhub.exceptions import ApplicationError
 
 _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 
@@ -148,3 +149,21 @@ def restoring_middleware(
         return response
 
     return middleware
+
+
+class ApplicationErrorMiddleware:
+    """A refusal a page's view did not catch (a service raised ApplicationError: the erasure
+    ledger unwritable, say) becomes a page saying so, in the reader's language, with its
+    status: never a 500. The API's views answer in the one error shape themselves."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, ApplicationError) or request.path.startswith("/api/"):
+            return None
+        page = loader.get_template("refused.html").render({"message": exception.localized})
+        return HttpResponse(page, status=exception.status_code)

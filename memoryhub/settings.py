@@ -113,6 +113,8 @@ MIDDLEWARE = [
     "memoryhub.middleware.request_id_middleware",
     "memoryhub.middleware.time_zone_middleware",
     "memoryhub.middleware.no_store_middleware",
+    # A service's refusal that a page did not catch: a page saying so, not a 500.
+    "memoryhub.middleware.ApplicationErrorMiddleware",
     # Last: it answers a locked-out login (dashboard and /django-admin/ alike).
     "csp.middleware.CSPMiddleware",
     "axes.middleware.AxesMiddleware",

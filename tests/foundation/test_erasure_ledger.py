@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from django.test import override_settings
+from django.test import Client, override_settings
 
 from apps.audit.actors import Actor
 from apps.memories.models import DataKey, Memory, Subject
@@ -19,6 +19,7 @@ from apps.namespaces.services import namespace_delete
 from memoryhub import erasure_ledger
 from memoryhub.erasure_ledger import Head, LedgerBroken, LedgerUnavailable
 from tests.conftest import Tenant
+from tests.privacy.conftest import link_for
 
 pytestmark = pytest.mark.django_db
 
@@ -135,3 +136,21 @@ def test_without_a_writable_ledger_an_erasure_is_refused_and_nothing_changes(
     assert Memory.objects.filter(pk=memory_id).exists()
     assert DataKey.objects.filter(subject=subject).exists()
     assert "cannot be written" in caplog.text
+
+
+def test_a_page_whose_erasure_is_refused_says_so_instead_of_failing(
+    tmp_path: Path, acme: Tenant
+) -> None:
+    remember(acme, "ledger-person", "Likes green tea")
+    browser = Client()
+    assert browser.get(link_for(acme, "ledger-person")["url"]).status_code == 303
+    subject = Subject.objects.get(namespace=acme.namespace, external_id="ledger-person")
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the ledger's folder should be")
+    with override_settings(MEMORYHUB_ERASURE_LEDGER=blocked):
+        response = browser.post(
+            f"/portal/{subject.pk}/erase/", {"confirmation": "erase everything"}
+        )
+    assert response.status_code == 503
+    assert b"nothing was erased" in response.content
+    assert Subject.objects.filter(pk=subject.pk).exists()
