@@ -57,24 +57,18 @@ def backup_create(
     in too, sealed under it (never the KEK in clear)."""
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise BackupError(f"{directory}: exists and is not an empty directory")
+    pg_dump = program("pg_dump")
     partial = directory.with_name(f".{directory.name}.partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    # The ledger's head before the dump's snapshot: every later erasure is replayed.
-    described = manifest.describe(ledger_head=erasure_ledger.head())
-    progress("Dumping the database (pg_dump, custom format)")
-    dump = partial / manifest.DUMP
-    run([str(program("pg_dump")), "--format=custom", "--file", str(dump)], what="pg_dump")
-    manifest.add_file(described, dump)
-    if passphrase is not None:
-        progress("Sealing the keyring under the passphrase")
-        sealed = partial / manifest.KEYRING
-        sealed.write_text(escrow.seal(settings.MEMORYHUB_KEK, passphrase).to_json())
-        manifest.add_file(described, sealed)
-    _write_synced(partial / manifest.NAME, _json(described))
-    if directory.exists():
-        directory.rmdir()
-    partial.rename(directory)
+    try:
+        described = _write(partial, pg_dump, passphrase, progress)
+        if directory.exists():
+            directory.rmdir()
+        partial.rename(directory)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)  # a failed backup leaves nothing behind
+        raise
     _sync_folder(directory.parent)
     audit_record(
         actor=actor,
@@ -86,6 +80,25 @@ def backup_create(
         },
     )
     return Backup(directory=directory, manifest=described)
+
+
+def _write(
+    partial: Path, pg_dump: Path, passphrase: str | None, progress: Progress
+) -> dict[str, Any]:
+    """The backup's files, the manifest last (synced); returns the manifest."""
+    # The ledger's head before the dump's snapshot: every later erasure is replayed.
+    described = manifest.describe(ledger_head=erasure_ledger.head())
+    progress("Dumping the database (pg_dump, custom format)")
+    dump = partial / manifest.DUMP
+    run([str(pg_dump), "--format=custom", "--file", str(dump)], what="pg_dump")
+    manifest.add_file(described, dump)
+    if passphrase is not None:
+        progress("Sealing the keyring under the passphrase")
+        sealed = partial / manifest.KEYRING
+        sealed.write_text(escrow.seal(settings.MEMORYHUB_KEK, passphrase).to_json())
+        manifest.add_file(described, sealed)
+    _write_synced(partial / manifest.NAME, _json(described))
+    return described
 
 
 def _json(document: dict[str, Any]) -> str:

@@ -187,3 +187,16 @@ def test_the_escrow_opens_only_with_its_passphrase(
     monkeypatch.setenv("MEMORYHUB_ESCROW_PASSPHRASE", "another passphrase")
     with pytest.raises(Exception, match="passphrase is wrong"):
         call_command("kek", "import", str(out))
+
+
+def test_a_pg_dump_older_than_the_server_is_refused_saying_so(
+    places: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older = Path("/usr/lib/postgresql/15/bin")  # Debian's client, beside the wheel's server
+    if not (older / "pg_dump").exists():
+        pytest.skip("Debian's PostgreSQL 15 client is not installed here")
+    monkeypatch.setenv("MEMORYHUB_PG_BIN", str(older))
+    with pytest.raises(BackupError, match=r"is PostgreSQL 15, older than the server \(18\)"):
+        backup_create(actor=ACTOR, directory=places / "backup")
+    assert not (places / "backup").exists()
+    assert not list(places.glob(".backup.partial-*"))

@@ -26,6 +26,7 @@ from apps.demo.services import demo_actor, demo_load
 from apps.memories import crypto, row_encryption
 from apps.memories.models import DataKey, Memory, Subject
 from apps.memories.row_encryption import KeyCache, open_memory
+from apps.pipeline.models import Job
 from memoryhub import maintenance
 from tests.conftest import ALL_PERMISSIONS, Tenant, api_client, make_api_key
 from tests.privacy.conftest import link_for
@@ -41,6 +42,7 @@ class Erased:
     fingerprint: str
     memories: list[Memory]  # their rows as they were (ciphertext kept)
     plaintexts: list[str]
+    subject_id: object
 
 
 @pytest.fixture
@@ -66,7 +68,8 @@ def snapshot(tenant: Tenant, external_id: str) -> Erased:
     memories = list(Memory.objects.filter(subject=subject))
     assert memories, external_id
     keys = KeyCache()
-    return Erased(external_id, fingerprint, memories, [open_memory(keys, m) for m in memories])
+    texts = [open_memory(keys, m) for m in memories]
+    return Erased(external_id, fingerprint, memories, texts, subject.pk)
 
 
 def erase_in_portal(tenant: Tenant, external_id: str) -> None:
@@ -98,6 +101,7 @@ def nothing_shows(tenant: Tenant, person: Erased, alice_client: Client) -> None:
     namespace = tenant.namespace
     assert not Subject.objects.filter(namespace=namespace, external_id=person.external_id)
     assert not Memory.objects.filter(pk__in=[m.pk for m in person.memories]).exists()
+    assert not Job.objects.filter(subject_id=person.subject_id).exists()
     for path in (f"subjects/{person.external_id}", f"subjects/{person.external_id}/export"):
         assert tenant.client.get(tenant.url(path)).status_code == 404
     for query in ("what do I eat", "where do I work", "what do you know about me"):
