@@ -6,7 +6,8 @@ erasure is also written here, *before* its transaction commits, and every restor
 again the entries newer than its backup (`manage.py restore`, `manage.py reapply_erasures`).
 
 Each entry is one line of JSON in `<MEMORYHUB_ERASURE_LEDGER>/ledger.jsonl`, content-free:
-the namespace, the scope (a whole subject, these memory ids, a whole namespace), the
+the namespace, the scope (a whole subject, these memories, these conversation turns, a
+whole namespace), the
 subject's HMAC fingerprint (the receipts' own, never the external id), the time, the receipt
 hash, and a chain hash over the previous entry. Appends from every process (web workers,
 Celery, beat, commands) are serialised with a file lock and fsynced before they return.
@@ -43,7 +44,7 @@ FILENAME = "ledger.jsonl"
 LOCK_FILENAME = "ledger.lock"
 GENESIS = "0" * 64
 
-Scope = Literal["subject", "memories", "namespace"]
+Scope = Literal["subject", "memories", "turns", "namespace"]
 
 
 class LedgerUnavailable(ApplicationError):
@@ -76,6 +77,7 @@ class Entry:
     scope: Scope
     subject: str = ""  # the subject's HMAC fingerprint, for scope "subject"
     memory_ids: list[str] = field(default_factory=list)  # for scope "memories"
+    turn_ids: list[str] = field(default_factory=list)  # for scope "turns"
     receipt: str = ""  # the erasure receipt's hash, where it has one
     prev: str = GENESIS
     hash: str = ""
@@ -159,6 +161,7 @@ def append(
     scope: Scope,
     subject: str = "",
     memory_ids: Sequence[uuid.UUID | str] = (),
+    turn_ids: Sequence[uuid.UUID | str] = (),
     receipt: str = "",
 ) -> Entry:
     """Append one erasure and fsync it; call it inside the erasure's transaction, before it
@@ -177,6 +180,7 @@ def append(
                     scope=scope,
                     subject=subject,
                     memory_ids=sorted(str(i) for i in memory_ids),
+                    turn_ids=sorted(str(i) for i in turn_ids),
                     receipt=receipt,
                     prev=last.hash,
                 )

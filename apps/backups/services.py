@@ -34,6 +34,8 @@ from apps.memories.row_encryption import KeyCache
 from apps.memories.services import memories_purge_batch, subject_erase
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_delete
+from apps.pipeline.models import Message
+from apps.pipeline.summaries import session_summaries_forget
 from memoryhub import erasure_ledger, maintenance
 from memoryhub.row_security import ROLE_SQL
 
@@ -322,6 +324,8 @@ def _apply(
             return False
         subject_erase(actor=actor, subject=subject)
         return True
+    if entry.scope == "turns":
+        return _forget_turns(namespace, [uuid.UUID(i) for i in entry.turn_ids])
     ids = [uuid.UUID(i) for i in entry.memory_ids]
     present = list(
         Memory.objects.filter(namespace=namespace, pk__in=ids).values_list("pk", flat=True)
@@ -337,6 +341,17 @@ def _apply(
                 details={**counts, "by": "erasure ledger", "ledger_entry": entry.seq},
             )
     return bool(present)
+
+
+def _forget_turns(namespace: Namespace, ids: list[uuid.UUID]) -> bool:
+    """Delete these conversation turns (and the session summaries made from them)."""
+    with transaction.atomic():
+        turns = Message.objects.filter(namespace=namespace, pk__in=ids)
+        if not turns.exists():
+            return False
+        session_summaries_forget(turns=turns.only("session", "position"))
+        turns.delete()
+    return True
 
 
 def _subjects_by_fingerprint(namespace: Namespace) -> dict[str, Subject]:

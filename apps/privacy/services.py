@@ -44,6 +44,7 @@ from apps.privacy.models import (
     PortalSession,
     ScheduledErasure,
 )
+from memoryhub import erasure_ledger
 from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -324,6 +325,8 @@ def memories_forget(
         ):
             with contextlib.suppress(ValueError, TypeError, AttributeError):
                 turns.append(uuid.UUID(str(message)))
+        if turns:  # in the ledger before the commit, as the memories are (memories_purge_batch)
+            erasure_ledger.append(namespace_id=subject.namespace_id, scope="turns", turn_ids=turns)
         counts = memories_purge_batch(namespace=subject.namespace, ids=mine)
         deleted = Message.objects.filter(session__subject=subject, pk__in=turns)
         # Nor in the session summaries made from them.

@@ -24,11 +24,14 @@ from apps.audit.models import AuditEvent
 from apps.backups import manifest
 from apps.backups.postgres import BackupError
 from apps.backups.services import backup_create, backup_restore
-from apps.memories.models import DataKey, Memory
+from apps.memories.models import DataKey, Memory, Subject
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.memories.services import data_keys_rotate
+from apps.pipeline.models import Message
+from apps.privacy.services import memories_forget
 from memoryhub.secrets_store import new_kek, parse_keyring
 from tests.conftest import PROJECT_ROOT, Tenant
+from tests.privacy.conftest import tell
 
 pytestmark = [pytest.mark.processes, pytest.mark.django_db(transaction=True)]
 
@@ -200,3 +203,25 @@ def test_a_pg_dump_older_than_the_server_is_refused_saying_so(
         backup_create(actor=ACTOR, directory=places / "backup")
     assert not (places / "backup").exists()
     assert not list(places.glob(".backup.partial-*"))
+
+
+def test_a_forgotten_turn_stays_forgotten_across_a_restore(
+    places: Path, acme: Tenant, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        tell(acme, "u1", "I live in Hangzhou.", "My sister is called Mei.")
+    backup = backup_create(actor=ACTOR, directory=places / "backup")
+    subject = Subject.objects.get(namespace=acme.namespace, external_id="u1")
+    turn_memory = Memory.objects.filter(subject=subject, kind="episodic").first()
+    assert turn_memory is not None
+    turn_id = turn_memory.source["message"]
+    assert Message.objects.filter(pk=turn_id).exists()
+    assert memories_forget(actor=ACTOR, subject=subject, ids=[turn_memory.pk]) == 1
+
+    restored = backup_restore(actor=ACTOR, directory=backup.directory, force=True)
+
+    assert restored.replay is not None
+    assert restored.replay.replayed == 2  # the memory, and its turn
+    assert not Memory.objects.filter(pk=turn_memory.pk).exists()
+    assert not Message.objects.filter(pk=turn_id).exists()
+    assert Message.objects.filter(session__subject__external_id="u1").count() == 1
