@@ -250,11 +250,13 @@ def _procedural(actor: Actor, namespace: Namespace, event: _Event, tokens: list[
     memory_create(
         actor=actor,
         namespace=namespace,
-        content=event.item["content"],
-        kind=Kind.PROCEDURAL,
-        importance=float(event.item.get("importance", 0.8)),
-        tags=["instruction"],
-        source={"app": "demo"},
+        item=NewMemory(
+            content=event.item["content"],
+            kind=Kind.PROCEDURAL,
+            importance=float(event.item.get("importance", 0.8)),
+            tags=["instruction"],
+            source={"app": "demo"},
+        ),
     )
 
 

@@ -29,7 +29,7 @@ from rest_framework.test import APIClient
 
 from apps.audit.actors import Actor
 from apps.memories.models import Memory, Subject
-from apps.memories.services import memory_create, subject_erase
+from apps.memories.services import NewMemory, memory_create, subject_erase
 from apps.recall.models import RecallLog
 from apps.recall.services import recall_log_create
 from memoryhub import embedded_db, replica
@@ -253,7 +253,9 @@ def routed(standby: Standby, transactional_db: None, settings: Any) -> Iterator[
 
 def remember(tenant: Tenant, content: str, subject: str = "ada") -> Memory:
     return memory_create(
-        actor=ACTOR, namespace=tenant.namespace, subject_external_id=subject, content=content
+        actor=ACTOR,
+        namespace=tenant.namespace,
+        item=NewMemory(subject_external_id=subject, content=content),
     )
 
 

@@ -90,9 +90,14 @@ def validate_content(
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class NewMemory:
-    """One memory to store; see `memory_create` for the meaning of each field."""
+    """One memory to store (by `memory_create`, or many by `memories_create_bulk`).
+
+    `subject_external_id=None` makes a shared memory under the namespace's key; the subject
+    is created on first use. A memory with a `session_key` is a turn of that conversation at
+    `position` (default: after the last one). Derive one from another with
+    `dataclasses.replace`."""
 
     content: str
     subject_external_id: str | None = None
@@ -106,7 +111,7 @@ class NewMemory:
     valid_from: datetime | None = None  # from when it holds; now by default
     expires_at: datetime | None = None
     status: str = Status.ACTIVE
-    session_key: str = ""
+    session_key: str = ""  # memory_create: `source["session"]` when empty
     position: int | None = None
     embedding: Any = None  # a vector computed already (consolidation needs it first)
     multilingual_embedding: Any = None  # the same, of the multilingual model
@@ -117,53 +122,24 @@ def memory_create(
     *,
     actor: Actor,
     namespace: Namespace,
-    content: str,
-    subject_external_id: str | None = None,
-    kind: str = Kind.SEMANTIC,
-    tags: list[str] | None = None,
-    metadata: dict[str, Any] | None = None,
-    importance: float = 0.5,
-    confidence: float = 1.0,
-    source: dict[str, Any] | None = None,
-    occurred_at: datetime | None = None,
-    expires_at: datetime | None = None,
-    status: str = Status.ACTIVE,
-    session_key: str | None = None,
-    position: int | None = None,
+    item: NewMemory,
     keys: KeyCache | None = None,
 ) -> Memory:
     """Store a memory (encrypted, keyword-indexed, embedded) with its first version and one
     audit event.
 
-    `subject_external_id=None` makes a shared memory under the namespace's key; the subject
-    is created on first use. A memory with a `session_key` (default: `source["session"]`) is
-    a turn of that conversation at `position` (default: after the last one); its neighbours'
-    context is refreshed in the same transaction.
+    Without a `session_key`, the memory is a turn of `source["session"]` when its source
+    names one; a turn's neighbours' context is refreshed in the same transaction.
     """
-    if subject_external_id is not None:
-        capture_check(namespace=namespace, subject_external_ids={subject_external_id})
+    if item.subject_external_id is not None:
+        capture_check(namespace=namespace, subject_external_ids={item.subject_external_id})
     found = screen_for_subject(
         actor=actor,
         namespace=namespace,
-        subject_external_id=subject_external_id,
-        contents=[content],
+        subject_external_id=item.subject_external_id,
+        contents=[item.content],
     )
-    source = dict(source or {})
-    item = NewMemory(
-        content=content,
-        subject_external_id=subject_external_id,
-        kind=kind,
-        tags=list(tags or []),
-        metadata=dict(metadata or {}),
-        importance=importance,
-        confidence=confidence,
-        source=source,
-        occurred_at=occurred_at,
-        expires_at=expires_at,
-        status=status,
-        session_key=session_key if session_key is not None else str(source.get("session") or ""),
-        position=position,
-    )
+    item = replace(item, session_key=item.session_key or str(item.source.get("session") or ""))
     with transaction.atomic():
         (memory,) = memories_insert(actor=actor, namespace=namespace, items=[item], keys=keys)
         audit_record(
@@ -174,8 +150,8 @@ def memory_create(
             object_type="memory",
             object_id=str(memory.id),
             details={
-                "kind": kind,
-                "bytes": len(content.encode()),
+                "kind": item.kind,
+                "bytes": len(item.content.encode()),
                 "tokens": memory.token_count,
                 **({"pii": found, "pii_policy": namespace.pii_policy} if found else {}),
             },
