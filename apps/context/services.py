@@ -33,7 +33,7 @@ from apps.pipeline.selectors import (
     session_summary_through,
 )
 from apps.recall.search import RecallRequest, recall_memories
-from apps.recall.services import recall_log_create
+from apps.recall.services import NewRecallLog, recall_log_create
 from apps.recall.statements import RecallFilters
 from apps.tokens.tokenizers import ModelInfo, Tokenizer, model_table, tokenizer_for
 from memoryhub.exceptions import ApplicationError, NotFound
@@ -140,12 +140,14 @@ def context_assemble(
     log = recall_log_create(
         actor=actor,
         namespace=namespace,
-        subject=gathered.subject,
-        memory_ids=served,
-        purpose=purpose,
-        duration_ms=round((time.perf_counter() - started) * 1000, 3),
-        tokens=result.total_tokens,
-        query=spec.query,
+        entry=NewRecallLog(
+            subject=gathered.subject,
+            memory_ids=served,
+            purpose=purpose,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            tokens=result.total_tokens,
+            query=spec.query,
+        ),
         keys=keys,
     )
     texts = turn_texts | {

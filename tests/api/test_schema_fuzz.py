@@ -40,7 +40,7 @@ from schemathesis.specs.openapi.checks import (
 from apps.audit.actors import Actor
 from apps.memories.models import Memory
 from apps.memories.services import NewMemory, memory_create, memory_update
-from apps.recall.services import recall_log_create
+from apps.recall.services import NewRecallLog, recall_log_create
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -147,9 +147,7 @@ def _seed(tenant: Tenant) -> Seeded:
     recall = recall_log_create(
         actor=SEED_ACTOR,
         namespace=tenant.namespace,
-        subject=None,
-        memory_ids=[uuid.UUID(i) for i in ids],
-        purpose="recall",
+        entry=NewRecallLog(subject=None, memory_ids=[uuid.UUID(i) for i in ids], purpose="recall"),
     )
     return Seeded(tenant=tenant, memory_ids=ids, subjects=list(SUBJECTS), recall_id=str(recall.pk))
 

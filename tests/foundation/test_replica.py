@@ -31,7 +31,7 @@ from apps.audit.actors import Actor
 from apps.memories.models import Memory, Subject
 from apps.memories.services import NewMemory, memory_create, subject_erase
 from apps.recall.models import RecallLog
-from apps.recall.services import recall_log_create
+from apps.recall.services import NewRecallLog, recall_log_create
 from memoryhub import embedded_db, replica
 from tests.conftest import ALL_PERMISSIONS, PROJECT_ROOT, Tenant, api_client, make_api_key
 
@@ -404,7 +404,9 @@ def test_a_request_reads_the_primary_once_it_has_written(routed: Standby, acme: 
         before = where()
         # Bookkeeping (a recall's log row) leaves the request's reads on the replica.
         recall_log_create(
-            actor=ACTOR, namespace=acme.namespace, subject=None, memory_ids=[], purpose="recall"
+            actor=ACTOR,
+            namespace=acme.namespace,
+            entry=NewRecallLog(subject=None, memory_ids=[], purpose="recall"),
         )
         after_bookkeeping = where()
         remember(acme, FIRST)

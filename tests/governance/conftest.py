@@ -19,7 +19,7 @@ from apps.namespaces.services import membership_set, namespace_create
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
 from apps.pipeline.models import Job
 from apps.recall.models import RecallLog
-from apps.recall.services import recall_log_create
+from apps.recall.services import NewRecallLog, recall_log_create
 
 
 @dataclass
@@ -117,7 +117,9 @@ def build_cast(*, password: str | None = None) -> Cast:
         item=NewMemory(subject_external_id="g1", content="Globex secret plan."),
     )
     recall = recall_log_create(
-        actor=actor, namespace=acme, subject=fact.subject, memory_ids=[fact.pk], purpose="recall"
+        actor=actor,
+        namespace=acme,
+        entry=NewRecallLog(subject=fact.subject, memory_ids=[fact.pk], purpose="recall"),
     )
     return Cast(
         acme=acme,
