@@ -865,7 +865,7 @@ def compare(
 
 def main() -> None:
     args = arguments()
-    conversations, cases = read_data(args)
+    conversations, cases = read_data(path=args)
     settings.DEBUG = False
     settings.CELERY_TASK_ALWAYS_EAGER = True  # jobs run in this process, after their request
     # A line per request (thousands), written inside the timed calls.

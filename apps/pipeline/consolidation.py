@@ -355,7 +355,7 @@ def _screened(batch: _Batch, semantic: list[extraction.Candidate]) -> list[extra
     screened: list[extraction.Candidate] = []
     for candidate in semantic:
         try:
-            result = screen_content(batch.namespace, candidate.content)
+            result = screen_content(namespace=batch.namespace, content=candidate.content)
         except ApplicationError:
             batch.log(
                 Decision.REJECT, gettext_noop("the PII policy rejects the extracted fact"), None

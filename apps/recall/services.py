@@ -65,7 +65,7 @@ def recall_log_create(
     return log
 
 
-def recall_query(log: RecallLog, keys: KeyCache | None = None) -> str | None:
+def recall_query(*, log: RecallLog, keys: KeyCache | None = None) -> str | None:
     """The query of a logged recall, if it is still kept."""
     if log.content_encrypted is None:
         return None

@@ -114,7 +114,7 @@ def test_it_records_recall_time_and_context_tokens(cast: Cast) -> None:
     result = context_assemble(
         actor=ACTOR,
         namespace=cast.acme,
-        spec=ContextRequest.from_data({"subject": "u1", "query": "tea"}, strategy="buffer"),
+        spec=ContextRequest.from_data(data={"subject": "u1", "query": "tea"}, strategy="buffer"),
     )
     logged = RecallLog.objects.get(pk=result["recall_id"])
     assert logged.tokens == result["total_tokens"]

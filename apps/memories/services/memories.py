@@ -69,7 +69,7 @@ CONTENT_REFUSALS = {
 
 
 def validate_content(
-    content: str, *, field: Literal["content", "text"] = "content", limit: int | None = None
+    *, content: str, field: Literal["content", "text"] = "content", limit: int | None = None
 ) -> None:
     """Refuse text that is empty, has NUL bytes, or exceeds its size limit (by default the
     configured content limit), naming `field` in the error."""
@@ -211,7 +211,7 @@ def memories_insert(
     All or nothing: one invalid item refuses the batch, naming its index."""
     for index, item in enumerate(items):
         try:
-            validate_content(item.content)
+            validate_content(content=item.content)
         except ApplicationError as error:
             if len(items) > 1:
                 error.details = {"item": index, **error.details}
@@ -327,7 +327,7 @@ def _positions(
     return positions
 
 
-def screen_content(namespace: Namespace, content: str) -> pii.Screened:
+def screen_content(*, namespace: Namespace, content: str) -> pii.Screened:
     """The namespace's PII policy applied to content, before it is stored or embedded:
     as is, tagged, redacted, or refused (422 naming the types found, never the values)."""
     try:
@@ -353,7 +353,7 @@ def screen_for_subject(
     found: set[str] = set()
     for content in contents:
         try:
-            found.update(screen_content(namespace, content).types)
+            found.update(screen_content(namespace=namespace, content=content).types)
         except ApplicationError as error:
             pii_rejection_record(
                 actor=actor,
@@ -407,7 +407,7 @@ def capture_check(*, namespace: Namespace, subject_external_ids: set[str]) -> No
 
 def _screened(namespace: Namespace, item: NewMemory, index: int, count: int) -> NewMemory:
     try:
-        screened = screen_content(namespace, item.content)
+        screened = screen_content(namespace=namespace, content=item.content)
     except ApplicationError as error:
         if count > 1:
             error.details = {"item": index, **error.details}
@@ -455,8 +455,8 @@ def memory_update(
             gettext_noop("Unknown status."), details={"status": ["unknown status"]}
         )
     if content is not None:
-        validate_content(content)
-        screened = screen_content(memory.namespace, content)
+        validate_content(content=content)
+        screened = screen_content(namespace=memory.namespace, content=content)
         content = screened.text
         if screened.tags:
             changes["tags"] = sorted(set(changes.get("tags", memory.tags)) | set(screened.tags))
@@ -488,7 +488,12 @@ def memory_update(
         memory.save()
         if "content" in changed or "occurred_at" in changed:
             refresh_neighbour_context([memory])
-        memory_audit(actor, "memory.update", memory, {"fields": changed, "version": memory.version})
+        memory_audit(
+            actor=actor,
+            action="memory.update",
+            memory=memory,
+            details={"fields": changed, "version": memory.version},
+        )
     return memory
 
 
@@ -498,7 +503,7 @@ def memory_archive(*, actor: Actor, memory: Memory) -> Memory:
             status=Status.ARCHIVED, updated_at=timezone.now()
         )
         memory.status = Status.ARCHIVED
-        memory_audit(actor, "memory.archive", memory)
+        memory_audit(actor=actor, action="memory.archive", memory=memory)
     return memory
 
 
@@ -510,11 +515,13 @@ def memory_delete(*, actor: Actor, memory: Memory) -> None:
         versions = MemoryVersion.objects.filter(memory=memory).count()
         Memory.objects.filter(pk=memory.pk).delete()
         refresh_neighbour_context([memory])
-        memory_audit(actor, "memory.delete", memory, {"versions": versions})
+        memory_audit(
+            actor=actor, action="memory.delete", memory=memory, details={"versions": versions}
+        )
 
 
 def memory_audit(
-    actor: Actor, action: str, memory: Memory, details: dict[str, Any] | None = None
+    *, actor: Actor, action: str, memory: Memory, details: dict[str, Any] | None = None
 ) -> None:
     """One audit event about one memory (in the caller's transaction); details content-free."""
     audit_record(
