@@ -69,6 +69,7 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/mypy --strict --config-file clients/python/pyproject.toml clients/python/src
 	$(BIN)/python tools/function_length.py
+	$(BIN)/python tools/service_signatures.py
 
 # The production stack (gunicorn, Celery worker and beat) on loopback under locust; prints
 # figures (bench/loadtest/run.py --help). LOADTEST_ARGS passes options, e.g. "--duration 30".

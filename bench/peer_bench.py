@@ -88,7 +88,7 @@ from apps.evaluation.runs import unit_of  # noqa: E402
 from apps.evaluation.services import MESSAGES_PER_REQUEST  # noqa: E402
 from apps.memories.embeddings import get_provider, resolve_local_model  # noqa: E402
 from apps.memories.models import Kind  # noqa: E402
-from apps.memories.services import memory_create  # noqa: E402
+from apps.memories.services import NewMemory, memory_create  # noqa: E402
 from apps.namespaces.models import Namespace  # noqa: E402
 from apps.namespaces.services import namespace_create, namespace_delete  # noqa: E402
 from apps.pipeline import jobs  # noqa: E402
@@ -476,11 +476,13 @@ def run_memoryhub_in_process(
             memory_create(
                 actor=ACTOR,
                 namespace=namespace,
-                content=turn_content(turn),
-                subject_external_id=SUBJECT_SINGLE,
-                kind=Kind.EPISODIC,
-                metadata=turn_metadata(turn),
-                occurred_at=turn.occurred_at,
+                item=NewMemory(
+                    content=turn_content(turn),
+                    subject_external_id=SUBJECT_SINGLE,
+                    kind=Kind.EPISODIC,
+                    metadata=turn_metadata(turn),
+                    occurred_at=turn.occurred_at,
+                ),
             )
             side.add_ms.append((time.perf_counter() - started) * 1000)
         log(
@@ -863,7 +865,7 @@ def compare(
 
 def main() -> None:
     args = arguments()
-    conversations, cases = read_data(args)
+    conversations, cases = read_data(path=args)
     settings.DEBUG = False
     settings.CELERY_TASK_ALWAYS_EAGER = True  # jobs run in this process, after their request
     # A line per request (thousands), written inside the timed calls.

@@ -50,8 +50,8 @@ from django.conf import settings  # noqa: E402
 from apps.audit.actors import Actor  # noqa: E402
 from apps.memories import row_encryption  # noqa: E402
 from apps.memories.embeddings import normalise, set_provider  # noqa: E402
+from apps.memories.services import NewMemory, memory_create, subject_get_or_create  # noqa: E402
 from apps.memories.services import memories as memory_services  # noqa: E402
-from apps.memories.services import memory_create, subject_get_or_create  # noqa: E402
 from apps.memories.services import subjects as subject_services  # noqa: E402
 from apps.namespaces.models import Namespace  # noqa: E402
 from apps.namespaces.services import namespace_create  # noqa: E402
@@ -140,9 +140,9 @@ def run_writes(namespace: Namespace, subjects: list[str], contents: list[str]) -
         memory_create(
             actor=ACTOR,
             namespace=namespace,
-            subject_external_id=subjects[index % len(subjects)],
-            content=content,
-            tags=["bench"],
+            item=NewMemory(
+                subject_external_id=subjects[index % len(subjects)], content=content, tags=["bench"]
+            ),
         )
     return len(contents) / (time.perf_counter() - started)
 

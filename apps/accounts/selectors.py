@@ -39,9 +39,9 @@ def api_key_for_raw(raw: str) -> ApiKey | None:
         return None
     api_key = ApiKey.objects.filter(prefix=match.group("prefix")).first()
     if api_key is None:
-        hash_secret(match.group("secret"))  # same work either way: no timing hint
+        hash_secret(secret=match.group("secret"))  # same work either way: no timing hint
         return None
-    if not hmac.compare_digest(api_key.secret_hash, hash_secret(match.group("secret"))):
+    if not hmac.compare_digest(api_key.secret_hash, hash_secret(secret=match.group("secret"))):
         return None
     if not api_key.is_usable:
         return None

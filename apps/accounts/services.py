@@ -25,7 +25,7 @@ from memoryhub.replica import bookkeeping
 KEY_PREFIX = "mh_"
 
 
-def hash_secret(secret: str) -> str:
+def hash_secret(*, secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
@@ -58,7 +58,7 @@ def api_key_create(
     with transaction.atomic():
         api_key = ApiKey.objects.create(
             prefix=prefix,
-            secret_hash=hash_secret(secret),
+            secret_hash=hash_secret(secret=secret),
             name=name,
             permissions=permissions,
             created_by=cast(User | None, actor.user),  # Actor.user: AbstractBaseUser
@@ -144,7 +144,7 @@ def api_key_set_expiry(*, actor: Actor, api_key: ApiKey, expires_at: datetime | 
     return api_key
 
 
-def api_key_touch(api_key: ApiKey, *, every: timedelta = timedelta(minutes=1)) -> None:
+def api_key_touch(*, api_key: ApiKey, every: timedelta = timedelta(minutes=1)) -> None:
     """Record use, at most once a minute per key (a conditional UPDATE, no audit: not a change).
     Bookkeeping: the request's reads may still use a replica (memoryhub/replica.py)."""
     now = timezone.now()

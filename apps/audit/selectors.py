@@ -62,7 +62,7 @@ def _chain_rows(chain_key: int | None, batch_size: int = 2000) -> Iterator[dict[
         if not batch:
             return
         for event in batch:
-            yield event_as_chain_fields(event)
+            yield event_as_chain_fields(event=event)
         last_id = batch[-1].id
 
 
@@ -77,7 +77,7 @@ def audit_chain_verify(chain_key: int | None = None) -> tuple[int, chain.BrokenL
     for event in _chain_rows(chain_key):
         if (broken := walk.step(event)) is not None:
             return walk.checked, broken
-    return walk.checked, chain_truncation(chain_key)
+    return walk.checked, chain_truncation(chain_key=chain_key)
 
 
 def chain_heads(

@@ -112,7 +112,7 @@ def audit_record(
             prev_hash=previous,
             chain=key,
         )
-        event.hash = chain.link_hash(event_as_chain_fields(event))
+        event.hash = chain.link_hash(event_as_chain_fields(event=event))
         values = [
             json.dumps(event.details) if column == "details" else getattr(event, column)
             for column in COLUMNS
@@ -137,7 +137,7 @@ def audit_denied(
     )
 
 
-def event_as_chain_fields(event: AuditEvent) -> dict[str, Any]:
+def event_as_chain_fields(*, event: AuditEvent) -> dict[str, Any]:
     """An event's columns as the chain hashes them (times and ids as text), and its chain."""
     fields = {column: getattr(event, column) for column in (*COLUMNS, "chain")}
     fields["created_at"] = event.created_at.isoformat(timespec="microseconds")
@@ -271,7 +271,7 @@ def _anchor(verification: ChainVerification) -> _Anchor | None:
     if (
         event is None
         or event.hash != last.through_hash
-        or chain.link_hash(event_as_chain_fields(event)) != event.hash
+        or chain.link_hash(event_as_chain_fields(event=event)) != event.hash
     ):
         return None  # the anchor itself changed: only a full walk can say where
     return _Anchor(event.pk, event.hash, event.created_at)
@@ -288,7 +288,7 @@ def chain_seal() -> tuple[int, str] | None:
     return (seal[0], seal[1]) if seal else None
 
 
-def chain_walk_begin(previous_through: int = 0) -> chain.Walk:
+def chain_walk_begin(*, previous_through: int = 0) -> chain.Walk:
     """A walk's state: where new chains start (the seal's hash or the genesis) and, for a walk
     that starts after event `previous_through`, each chain's newest hash up to it."""
     seal = chain_seal()
@@ -338,20 +338,20 @@ def _walk(verification: ChainVerification) -> ChainVerification:
         events.count() if verification.chain is not None else max(newest - start.event_id, 0)
     )
     _save_progress(verification, start)
-    walk = chain_walk_begin(start.event_id)
+    walk = chain_walk_begin(previous_through=start.event_id)
     through, broken = start, None
     while broken is None:
         batch = list(events.filter(id__gt=through.event_id).order_by("id")[:VERIFY_BATCH])
         if not batch:
             break
         for event in batch:
-            if (broken := walk.step(event_as_chain_fields(event))) is not None:
+            if (broken := walk.step(event_as_chain_fields(event=event))) is not None:
                 break
             through = _Anchor(event.pk, event.hash, event.created_at)
         verification.checked = walk.checked
         _save_progress(verification, through)
     if broken is None:
-        broken = chain_truncation(verification.chain)
+        broken = chain_truncation(chain_key=verification.chain)
     verification.finished_at = timezone.now()
     verification.status = (
         VerificationStatus.SUCCEEDED if broken is None else VerificationStatus.BROKEN
@@ -392,7 +392,7 @@ _CUT_CHAINS = f"""
 """  # noqa: S608 (table names only)
 
 
-def chain_truncation(chain_key: int | None = None) -> chain.BrokenLink | None:
+def chain_truncation(*, chain_key: int | None = None) -> chain.BrokenLink | None:
     """A chain (`chain_key`, or any) whose head points past its newest event: events were
     cut off that chain's end."""
     with connection.cursor() as cursor:

@@ -133,7 +133,7 @@ def audit_event_view(*, scope: AuditScope, event_id: int) -> EventView | None:
     return EventView(
         event=event,
         details=json.dumps(event.details, indent=2, ensure_ascii=False, sort_keys=True),
-        hash_matches=chain.link_hash(event_as_chain_fields(event)) == event.hash,
+        hash_matches=chain.link_hash(event_as_chain_fields(event=event)) == event.hash,
         previous_id=visible.filter(id__lt=event.pk)
         .order_by("-id")
         .values_list("id", flat=True)
@@ -159,7 +159,7 @@ def audit_export_lines(*, events: QuerySet[AuditEvent], through_id: int) -> Iter
         if not batch:
             return
         yield "".join(
-            json.dumps(event_as_chain_fields(event), ensure_ascii=False, default=str) + "\n"
+            json.dumps(event_as_chain_fields(event=event), ensure_ascii=False, default=str) + "\n"
             for event in batch
         )
         last = batch[-1].pk

@@ -33,7 +33,7 @@ from apps.pipeline.selectors import (
     session_summary_through,
 )
 from apps.recall.search import RecallRequest, recall_memories
-from apps.recall.services import recall_log_create
+from apps.recall.services import NewRecallLog, recall_log_create
 from apps.recall.statements import RecallFilters
 from apps.tokens.tokenizers import ModelInfo, Tokenizer, model_table, tokenizer_for
 from memoryhub.exceptions import ApplicationError, NotFound
@@ -64,7 +64,7 @@ class ContextRequest:
     as_of: datetime | None = None
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any], **overrides: Any) -> ContextRequest:
+    def from_data(cls, *, data: Mapping[str, Any], **overrides: Any) -> ContextRequest:
         """From validated API or form data: other keys are ignored, the API's `recall.k` is
         `recall_k`, and a blank subject or session is none."""
         names = {f.name for f in fields(cls)}
@@ -77,12 +77,12 @@ class ContextRequest:
         return cls(**(values | overrides))
 
 
-def history_mark(valid_to: datetime) -> str:
+def history_mark(*, valid_to: datetime) -> str:
     """What starts a history line in a prompt: "(superseded 2026-03-09)", the day in UTC."""
     return f"(superseded {valid_to.astimezone(UTC).date().isoformat()})"
 
 
-def model_info(name: str) -> ModelInfo:
+def model_info(*, name: str) -> ModelInfo:
     table = model_table()
     if name not in table:
         raise ApplicationError(
@@ -140,12 +140,14 @@ def context_assemble(
     log = recall_log_create(
         actor=actor,
         namespace=namespace,
-        subject=gathered.subject,
-        memory_ids=served,
-        purpose=purpose,
-        duration_ms=round((time.perf_counter() - started) * 1000, 3),
-        tokens=result.total_tokens,
-        query=spec.query,
+        entry=NewRecallLog(
+            subject=gathered.subject,
+            memory_ids=served,
+            purpose=purpose,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            tokens=result.total_tokens,
+            query=spec.query,
+        ),
         keys=keys,
     )
     texts = turn_texts | {
@@ -169,7 +171,7 @@ def context_assemble(
 
 def _model_and_budget(spec: ContextRequest) -> tuple[ModelInfo, int]:
     """The target model, and the tokens the prompt may take (its window less the reserve)."""
-    model = model_info(spec.model or settings.MEMORYHUB_DEFAULT_MODEL)
+    model = model_info(name=spec.model or settings.MEMORYHUB_DEFAULT_MODEL)
     if spec.strategy not in STRATEGIES:
         raise ApplicationError(
             gettext_noop("Unknown strategy."),
@@ -241,7 +243,7 @@ def _gather_memories(
         details: dict[str, Any] = {"components": hit.components}
         if not hit.current and hit.memory.valid_to is not None:
             # History says so in the prompt; the packer counts the marked line.
-            text = f"{history_mark(hit.memory.valid_to)} {text}"
+            text = f"{history_mark(valid_to=hit.memory.valid_to)} {text}"
             line_tokens = None
             details |= {"current": False, "valid_to": hit.memory.valid_to.isoformat()}
         gathered.candidates[section].append(

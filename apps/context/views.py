@@ -104,7 +104,7 @@ def _assemble(request: PlaygroundRequest, data: dict[str, Any], context: dict[st
                 result = context_assemble(
                     actor=actor,
                     namespace=namespace,
-                    spec=ContextRequest.from_data(data, strategy=strategy),
+                    spec=ContextRequest.from_data(data=data, strategy=strategy),
                     purpose="playground",
                     include_text=True,
                 )
@@ -114,7 +114,7 @@ def _assemble(request: PlaygroundRequest, data: dict[str, Any], context: dict[st
                 now = context_assemble(
                     actor=actor,
                     namespace=namespace,
-                    spec=ContextRequest.from_data(data, as_of=None),
+                    spec=ContextRequest.from_data(data=data, as_of=None),
                     purpose="playground",
                     include_text=True,
                 )

@@ -67,7 +67,7 @@ LATEST_BEFORE_NOW = timedelta(minutes=10)
 TURN_SPACING = timedelta(seconds=40)
 
 
-def demo_actor(name: str = "manage.py demo") -> Actor:
+def demo_actor(*, name: str = "manage.py demo") -> Actor:
     """The system actor the demo writes as (no user: superusers see every namespace)."""
     return Actor.system(name)
 
@@ -88,11 +88,11 @@ class DemoReport:
 # --- reading the data -------------------------------------------------------------------------
 
 
-def read_data(path: Path = DEMO_DATA) -> dict[str, Any]:
+def read_data(*, path: Path = DEMO_DATA) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def demo_subject_ids(data: dict[str, Any] | None = None) -> list[str]:
+def demo_subject_ids(*, data: dict[str, Any] | None = None) -> list[str]:
     data = data if data is not None else read_data()
     return [subject["external_id"] for subject in data["subjects"]]
 
@@ -112,7 +112,7 @@ def _naive_time(anchor: datetime, item: dict[str, Any]) -> datetime:
     return day.replace(hour=hours, minute=minutes, second=0, microsecond=0)
 
 
-def timeline(data: dict[str, Any], now: datetime) -> list[_Event]:
+def timeline(*, data: dict[str, Any], now: datetime) -> list[_Event]:
     """Every step of the demo at its simulated time, oldest first. Times are `days_ago` at
     `time` (UTC); should the newest step not be LATEST_BEFORE_NOW in the past yet, the whole
     timeline moves back by whole days (a `days_ago: 0` at 09:00, loaded at 07:00, happens
@@ -199,7 +199,7 @@ def demo_load(
                     text=EVAL_DATA.read_text(encoding="utf-8"),
                     description="manage.py demo load",
                 )
-            counts = demo_counts(namespace)
+            counts = demo_counts(namespace=namespace)
             audit_record(
                 actor=actor,
                 action=LOAD_ACTION,
@@ -229,7 +229,7 @@ def _load(actor: Actor, data: dict[str, Any], now: datetime, tokens: list[int]) 
     namespace = namespace_update(
         actor=actor, namespace=namespace, pii_policy=spec.get("pii_policy", "tag")
     )
-    events = timeline(data, now)
+    events = timeline(data=data, now=now)
     _backdate(namespace, since, events[0].at - timedelta(minutes=5))
     steps: dict[str, Callable[[Actor, Namespace, _Event, list[int]], None]] = {
         "procedural": _procedural,
@@ -250,11 +250,13 @@ def _procedural(actor: Actor, namespace: Namespace, event: _Event, tokens: list[
     memory_create(
         actor=actor,
         namespace=namespace,
-        content=event.item["content"],
-        kind=Kind.PROCEDURAL,
-        importance=float(event.item.get("importance", 0.8)),
-        tags=["instruction"],
-        source={"app": "demo"},
+        item=NewMemory(
+            content=event.item["content"],
+            kind=Kind.PROCEDURAL,
+            importance=float(event.item.get("importance", 0.8)),
+            tags=["instruction"],
+            source={"app": "demo"},
+        ),
     )
 
 
@@ -348,11 +350,11 @@ def _context(actor: Actor, namespace: Namespace, event: _Event, tokens: list[int
 # --- counts, status, removal ----------------------------------------------------------------------
 
 
-def demo_namespace(slug: str = SLUG) -> Namespace | None:
+def demo_namespace(*, slug: str = SLUG) -> Namespace | None:
     return Namespace.objects.filter(slug=slug).first()
 
 
-def demo_counts(namespace: Namespace) -> dict[str, int]:
+def demo_counts(*, namespace: Namespace) -> dict[str, int]:
     """What the demo namespace holds (counts only: nothing is decrypted)."""
     memories = Memory.objects.filter(namespace=namespace)
     figures = memories.aggregate(
@@ -382,7 +384,9 @@ def demo_status() -> DemoReport:
         removed = AuditEvent.objects.filter(action=REMOVE_ACTION).exists()
         note = " (it was removed; `manage.py demo load` loads it again)" if removed else ""
         return DemoReport(False, f"The demo namespace {SLUG!r} is not loaded{note}.")
-    return DemoReport(True, f"The demo namespace {SLUG!r} is loaded.", demo_counts(namespace))
+    return DemoReport(
+        True, f"The demo namespace {SLUG!r} is loaded.", demo_counts(namespace=namespace)
+    )
 
 
 def first_start_skip_reason() -> str:
@@ -400,7 +404,7 @@ def first_start_skip_reason() -> str:
     return ""
 
 
-def foreign_subjects(namespace: Namespace) -> list[str]:
+def foreign_subjects(*, namespace: Namespace) -> list[str]:
     """External ids of subjects the demo did not make (a namespace `demo` of someone's)."""
     known = set(demo_subject_ids())
     return [
@@ -420,7 +424,7 @@ def demo_remove(*, actor: Actor, force: bool = False) -> DemoReport:
     namespace = demo_namespace()
     if namespace is None:
         return DemoReport(False, f"There is no demo namespace {SLUG!r}; nothing removed.")
-    others = foreign_subjects(namespace)
+    others = foreign_subjects(namespace=namespace)
     if others and not force:
         raise ApplicationError(
             gettext_noop(
@@ -432,7 +436,7 @@ def demo_remove(*, actor: Actor, force: bool = False) -> DemoReport:
             status_code=409,
         )
     with transaction.atomic():
-        counts = demo_counts(namespace)
+        counts = demo_counts(namespace=namespace)
         namespace_id = namespace.pk
         namespace_delete(actor=actor, namespace=namespace)
         audit_record(
@@ -471,7 +475,7 @@ class EvalReport:
         return sum(1 / row.rank for row in self.rows if row.rank) / max(len(self.rows), 1)
 
 
-def read_eval(path: Path = EVAL_DATA) -> list[dict[str, Any]]:
+def read_eval(*, path: Path = EVAL_DATA) -> list[dict[str, Any]]:
     """The demo's eval set: questions for the demo's subjects, each answered by the current
     memories that hold one of its `expected_contains` phrases (a superseded value, such as
     Hangzhou, peanuts or nurse, is never expected: recall serves current memories only)."""
@@ -500,7 +504,7 @@ def demo_eval(*, actor: Actor, k: int = 5, path: Path = EVAL_DATA) -> EvalReport
         )
     keys = KeyCache()
     rows = []
-    for query in read_eval(path):
+    for query in read_eval(path=path):
         outcome = recall_memories(
             RecallRequest(
                 actor=actor,
@@ -524,6 +528,6 @@ def demo_eval(*, actor: Actor, k: int = 5, path: Path = EVAL_DATA) -> EvalReport
     return EvalReport(k, rows)
 
 
-def iter_counts(counts: dict[str, int]) -> Iterator[str]:
+def iter_counts(*, counts: dict[str, int]) -> Iterator[str]:
     for name, value in counts.items():
         yield f"{name.replace('_', ' ')}: {value}"

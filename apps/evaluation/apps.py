@@ -9,4 +9,4 @@ class EvaluationConfig(AppConfig):
         from apps.evaluation.selectors import subject_eval_cases_export
         from apps.memories.services import subject_export_part_register
 
-        subject_export_part_register("eval_cases", subject_eval_cases_export)
+        subject_export_part_register(name="eval_cases", part=subject_eval_cases_export)

@@ -56,7 +56,7 @@ def run_work(*, run_id: str, after_case: Callable[[int], None] | None = None) ->
         run.save(update_fields=["status", "attempts"])
     config = recall_config.config_of(run.config)
     keys = KeyCache()
-    tokenizer = tokenizer_for(model_info(settings.MEMORYHUB_DEFAULT_MODEL).tokenizer)
+    tokenizer = tokenizer_for(model_info(name=settings.MEMORYHUB_DEFAULT_MODEL).tokenizer)
     actor = Actor.system(f"eval run {run.pk}")
     pending = (
         EvalCase.objects.filter(eval_set_id=run.eval_set_id)

@@ -511,7 +511,7 @@ def eval_set_from_feedback(
     logs = RecallLog.objects.filter(pk__in=relevant, content_encrypted__isnull=False)
     drafts = []
     for log in logs.select_related("subject").order_by("created_at"):
-        question = recall_query(log, keys)
+        question = recall_query(log=log, keys=keys)
         if question:
             drafts.append(CaseDraft(question, log.subject, relevant[log.pk], recall_id=log.pk))
     if not drafts:
@@ -554,7 +554,7 @@ def eval_case_from_recall(
     except (ValueError, RecallLog.DoesNotExist):
         raise NotFound(gettext_noop("No such recall.")) from None
     keys = KeyCache()
-    question = recall_query(log, keys)
+    question = recall_query(log=log, keys=keys)
     if not question:
         raise ApplicationError(
             gettext_noop("This recall's query is no longer kept."),
@@ -741,7 +741,7 @@ def run_start(
     return run
 
 
-def unique_name(namespace: Namespace, base: str) -> str:
+def unique_name(*, namespace: Namespace, base: str) -> str:
     """`base`, or `base (2)`, `base (3)`… whichever is free among the namespace's sets."""
     taken = set(
         EvalSet.objects.filter(namespace=namespace, name__startswith=base[:NAME_LIMIT]).values_list(

@@ -408,7 +408,7 @@ def case_from_recall(request: DashboardRequest, slug: str, recall_id: str) -> Ht
     except RecallLog.DoesNotExist:
         raise Http404("No such recall.") from None
     keys = KeyCache()
-    question = recall_query(log, keys)
+    question = recall_query(log=log, keys=keys)
     served = selectors.served_memories(namespace=namespace, log=log, keys=keys)
     form = CaseFromRecallForm(
         request.POST or None,

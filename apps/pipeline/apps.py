@@ -9,4 +9,4 @@ class PipelineConfig(AppConfig):
         from apps.memories.services import subject_export_part_register
         from apps.pipeline.selectors import subject_sessions_export
 
-        subject_export_part_register("sessions", subject_sessions_export)
+        subject_export_part_register(name="sessions", part=subject_sessions_export)

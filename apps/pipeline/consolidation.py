@@ -9,6 +9,7 @@ log."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import logging
@@ -354,7 +355,7 @@ def _screened(batch: _Batch, semantic: list[extraction.Candidate]) -> list[extra
     screened: list[extraction.Candidate] = []
     for candidate in semantic:
         try:
-            result = screen_content(batch.namespace, candidate.content)
+            result = screen_content(namespace=batch.namespace, content=candidate.content)
         except ApplicationError:
             batch.log(
                 Decision.REJECT, gettext_noop("the PII policy rejects the extracted fact"), None
@@ -569,7 +570,7 @@ def _correct_facts(
     in_batch = dict(decisions.corrected_in_batch(batch.facts(), old=old, new=new))
     corrected_pending = batch.waiting(in_batch)
     for other in corrected_pending:
-        other.item.content = in_batch[other.id]
+        other.item = dataclasses.replace(other.item, content=in_batch[other.id])
     current = list(
         _open_facts(batch.namespace, batch.subject, Status.ACTIVE).order_by("created_at")[:500]
     )
@@ -579,7 +580,8 @@ def _correct_facts(
     texts = [o.item.content for o in corrected_pending] + [text for _, text in corrections]
     vectors = list(get_provider().embed_documents(texts)) if texts else []  # one call
     for other, vector in zip(corrected_pending, vectors, strict=False):
-        other.item.embedding = other.vector = vector
+        other.item = dataclasses.replace(other.item, embedding=vector)
+        other.vector = vector
     by_id = {memory.id: memory for memory in current}
     for (memory_id, corrected), vector in zip(
         corrections, vectors[len(corrected_pending) :], strict=True
@@ -814,7 +816,7 @@ def _store_pending(batch: _Batch) -> None:
         return
     for new in pending:  # put in doubt by a later turn of the batch: a person decides
         if new.review:
-            new.item.status = Status.PENDING_REVIEW
+            new.item = dataclasses.replace(new.item, status=Status.PENDING_REVIEW)
     stored = memories_insert(
         actor=batch.actor,
         namespace=batch.namespace,

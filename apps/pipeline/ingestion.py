@@ -78,7 +78,7 @@ def _screen(namespace: Namespace, contents: list[str]) -> list[pii.Screened]:
     screened = []
     for index, content in enumerate(contents):
         try:
-            screened.append(screen_content(namespace, content))
+            screened.append(screen_content(namespace=namespace, content=content))
         except ApplicationError as error:
             error.details = {"messages": {"index": index, **error.details.get("content", {})}}
             raise
@@ -154,7 +154,7 @@ def _check_messages(messages: list[IncomingMessage]) -> None:
         raise ApplicationError(gettext_noop("No messages."), details={"messages": ["required"]})
     for index, message in enumerate(messages):
         try:
-            validate_content(message.content)
+            validate_content(content=message.content)
         except ApplicationError as error:
             error.details = {"messages": {"index": index, **error.details}}
             raise
@@ -178,7 +178,8 @@ def _screened_messages(
         raise
     # A name is text from the app as well: the same policy applies (redacted, or refused).
     names = [
-        screen_content(namespace, m.name).text[:64] if m.name.strip() else "" for m in messages
+        screen_content(namespace=namespace, content=m.name).text[:64] if m.name.strip() else ""
+        for m in messages
     ]
     return [replace(m, name=name) for m, name in zip(messages, names, strict=True)], screened
 
@@ -447,7 +448,7 @@ def _chunks(
             params={"most": size // 2},
             details={"overlap_tokens": ["out of range"]},
         )
-    validate_content(text, field="text", limit=settings.MEMORYHUB_MAX_DOCUMENT_BYTES)
+    validate_content(content=text, field="text", limit=settings.MEMORYHUB_MAX_DOCUMENT_BYTES)
 
     def count(piece: str) -> int:
         return count_tokens(piece, encoding)

@@ -56,7 +56,7 @@ CORRECTED_AT = "corrected_at"
 CORRECTION_REASON = gettext_noop("corrected by the subject")
 
 
-def locale_of(value: str) -> str:
+def locale_of(*, value: str) -> str:
     """A supported locale for what an app sent (`zh-CN`, `zh_Hans`, `en-GB`...); raises the
     API's validation error for anything else."""
     tag = (value or "en").strip().lower().replace("_", "-")
@@ -94,7 +94,7 @@ def portal_link_create(
         raise ApplicationError(
             gettext_noop("Unknown flow."), details={"flow": [f"one of: {', '.join(Flow)}"]}
         )
-    locale = locale_of(locale)
+    locale = locale_of(value=locale)
     return_url = (return_url or "").strip()
     if len(return_url) > 2000:
         raise ApplicationError(
@@ -230,7 +230,7 @@ def portal_refusal_record(*, key: str, subject_id: str, request: Any = None) -> 
 
 
 def portal_locale_set(*, actor: Actor, session: PortalSession, locale: str) -> PortalSession:
-    session.locale = locale_of(locale)
+    session.locale = locale_of(value=locale)
     with transaction.atomic():
         PortalSession.objects.filter(pk=session.pk).update(locale=session.locale)
         audit_record(
@@ -401,7 +401,7 @@ def erasure_receipt_code_issue(
             namespace=namespace,
             code_hash=secret_hash(code),
             audit_event_id=receipt.audit_event_id,
-            locale=locale_of(locale),
+            locale=locale_of(value=locale),
         )
         audit_record(
             actor=actor,

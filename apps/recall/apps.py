@@ -9,4 +9,4 @@ class RecallConfig(AppConfig):
         from apps.memories.services import subject_export_part_register
         from apps.recall.selectors import subject_recalls_export
 
-        subject_export_part_register("recalls", subject_recalls_export)
+        subject_export_part_register(name="recalls", part=subject_recalls_export)

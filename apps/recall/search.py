@@ -38,7 +38,7 @@ from apps.memories.row_encryption import KeyCache, open_memory
 from apps.namespaces.models import Namespace
 from apps.recall import ranking, relevance, rerank, statements, time_travel
 from apps.recall.config import RecallConfig, config_of
-from apps.recall.services import recall_log_create
+from apps.recall.services import NewRecallLog, recall_log_create
 from apps.recall.statements import RecallFilters, RecallScope
 from memoryhub.exceptions import ApplicationError
 from memoryhub.replica import read_alias, reading_from_replica
@@ -207,11 +207,13 @@ def recall_memories(request: RecallRequest) -> RecallOutcome:
         recall_id = recall_log_create(
             actor=request.actor,
             namespace=request.namespace,
-            subject=found.subject,
-            memory_ids=[h.memory.id for h in hits],
-            purpose=request.purpose,
-            duration_ms=round(_ms(started), 3),
-            query=request.query,
+            entry=NewRecallLog(
+                subject=found.subject,
+                memory_ids=[h.memory.id for h in hits],
+                purpose=request.purpose,
+                duration_ms=round(_ms(started), 3),
+                query=request.query,
+            ),
             keys=keys,
         ).id
     timings["fetch"] = _ms(mark)

@@ -4,6 +4,7 @@ what it served."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -21,16 +22,25 @@ from memoryhub.exceptions import ApplicationError, NotFound
 from memoryhub.replica import bookkeeping
 
 
+@dataclass(frozen=True)
+class NewRecallLog:
+    """One recall to account for: which memories (`memory_ids`) were served about `subject`
+    (None: shared memories only), for what `purpose`; its timing, its size in tokens and its
+    query when known."""
+
+    subject: Subject | None
+    memory_ids: list[uuid.UUID]
+    purpose: str
+    duration_ms: float | None = None
+    tokens: int | None = None
+    query: str | None = None
+
+
 def recall_log_create(
     *,
     actor: Actor,
     namespace: Namespace,
-    subject: Subject | None,
-    memory_ids: list[uuid.UUID],
-    purpose: str,
-    duration_ms: float | None = None,
-    tokens: int | None = None,
-    query: str | None = None,
+    entry: NewRecallLog,
     keys: KeyCache | None = None,
 ) -> RecallLog:
     """Record which memories were served to whom (ids; the query encrypted, when given, for
@@ -39,23 +49,23 @@ def recall_log_create(
     replica (memoryhub/replica.py)."""
     log = RecallLog(
         namespace=namespace,
-        subject=subject,
-        purpose=purpose,
+        subject=entry.subject,
+        purpose=entry.purpose,
         actor_type=actor.type,
         actor_id=actor.id,
         request_id=actor.request_id,
-        memory_ids=memory_ids,
-        duration_ms=duration_ms,
-        tokens=tokens,
+        memory_ids=entry.memory_ids,
+        duration_ms=entry.duration_ms,
+        tokens=entry.tokens,
     )
-    if query and settings.MEMORYHUB_RECALL_QUERY_DAYS > 0:
-        seal_row(keys or KeyCache(), log, namespace.pk, log.subject_id, query)
+    if entry.query and settings.MEMORYHUB_RECALL_QUERY_DAYS > 0:
+        seal_row(keys or KeyCache(), log, namespace.pk, log.subject_id, entry.query)
     with bookkeeping():
         log.save(force_insert=True)
     return log
 
 
-def recall_query(log: RecallLog, keys: KeyCache | None = None) -> str | None:
+def recall_query(*, log: RecallLog, keys: KeyCache | None = None) -> str | None:
     """The query of a logged recall, if it is still kept."""
     if log.content_encrypted is None:
         return None

@@ -36,10 +36,12 @@ def existing(acme: Tenant) -> dict[str, Any]:
     memory = services.memory_create(
         actor=Actor.system("tests"),
         namespace=acme.namespace,
-        subject_external_id="u1",
-        content="Prefers tea over coffee",
-        tags=["drinks"],
-        metadata={"source": "chat"},
+        item=services.NewMemory(
+            subject_external_id="u1",
+            content="Prefers tea over coffee",
+            tags=["drinks"],
+            metadata={"source": "chat"},
+        ),
     )
     response = acme.client.get(acme.url(f"memories/{memory.id}"))
     assert response.status_code == 200

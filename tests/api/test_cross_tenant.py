@@ -61,10 +61,12 @@ def _populate(tenant: Tenant, own_subjects: list[str]) -> Party:
         memory = services.memory_create(
             actor=SYSTEM,
             namespace=tenant.namespace,
-            subject_external_id=external_id,
-            content=f"{tenant.slug} secret about {external_id}, first draft",
-            tags=[tenant.slug, "common"],
-            metadata={"owner": tenant.slug},
+            item=services.NewMemory(
+                subject_external_id=external_id,
+                content=f"{tenant.slug} secret about {external_id}, first draft",
+                tags=[tenant.slug, "common"],
+                metadata={"owner": tenant.slug},
+            ),
         )
         services.memory_update(
             actor=SYSTEM,
@@ -75,8 +77,9 @@ def _populate(tenant: Tenant, own_subjects: list[str]) -> Party:
     shared = services.memory_create(
         actor=SYSTEM,
         namespace=tenant.namespace,
-        content=f"{tenant.slug} namespace-wide secret",
-        tags=[tenant.slug, "common"],
+        item=services.NewMemory(
+            content=f"{tenant.slug} namespace-wide secret", tags=[tenant.slug, "common"]
+        ),
     )
     subject_uuids = {
         subject.external_id: str(subject.pk)

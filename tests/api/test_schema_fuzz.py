@@ -39,8 +39,8 @@ from schemathesis.specs.openapi.checks import (
 
 from apps.audit.actors import Actor
 from apps.memories.models import Memory
-from apps.memories.services import memory_create, memory_update
-from apps.recall.services import recall_log_create
+from apps.memories.services import NewMemory, memory_create, memory_update
+from apps.recall.services import NewRecallLog, recall_log_create
 from tests.conftest import Tenant
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -135,19 +135,19 @@ def _seed(tenant: Tenant) -> Seeded:
         memory = memory_create(
             actor=SEED_ACTOR,
             namespace=tenant.namespace,
-            subject_external_id=owner,
-            content=content,
-            tags=["seed", f"n{index}"],
-            metadata={"index": index},
+            item=NewMemory(
+                subject_external_id=owner,
+                content=content,
+                tags=["seed", f"n{index}"],
+                metadata={"index": index},
+            ),
         )
         ids.append(str(memory.id))
     memory_update(actor=SEED_ACTOR, memory=memory, content=f"{CONTENTS[0]} Still true.")
     recall = recall_log_create(
         actor=SEED_ACTOR,
         namespace=tenant.namespace,
-        subject=None,
-        memory_ids=[uuid.UUID(i) for i in ids],
-        purpose="recall",
+        entry=NewRecallLog(subject=None, memory_ids=[uuid.UUID(i) for i in ids], purpose="recall"),
     )
     return Seeded(tenant=tenant, memory_ids=ids, subjects=list(SUBJECTS), recall_id=str(recall.pk))
 
@@ -238,8 +238,10 @@ def _fresh_resources(case: Any, seeded: Seeded) -> None:
         memory = memory_create(
             actor=SEED_ACTOR,
             namespace=namespace,
-            subject_external_id=None if memory_kind == FRESH_SHARED_MEMORY else subject,
-            content=f"A memory the fuzzer may delete, number {index}.",
+            item=NewMemory(
+                subject_external_id=None if memory_kind == FRESH_SHARED_MEMORY else subject,
+                content=f"A memory the fuzzer may delete, number {index}.",
+            ),
         )
         seeded.fresh_memory_ids.append(str(memory.id))
     if memory_kind == FRESH_EDITED_MEMORY:

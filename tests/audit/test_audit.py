@@ -67,7 +67,9 @@ def world(acme: Tenant) -> World:
     )
     subject = subject_get_or_create(actor=ACTOR, namespace=acme.namespace, external_id="s-1")
     memory = memory_create(
-        actor=ACTOR, namespace=acme.namespace, subject_external_id="s-1", content="first"
+        actor=ACTOR,
+        namespace=acme.namespace,
+        item=NewMemory(subject_external_id="s-1", content="first"),
     )
     return World(acme.namespace, user, api_key, subject, memory)
 
@@ -124,7 +126,9 @@ SERVICE_CALLS: dict[str, tuple[str, Callable[[World], Any]]] = {
     "memory_create": (
         "memory.create",
         lambda w: memory_create(
-            actor=ACTOR, namespace=w.namespace, subject_external_id="s-1", content="second"
+            actor=ACTOR,
+            namespace=w.namespace,
+            item=NewMemory(subject_external_id="s-1", content="second"),
         ),
     ),
     "memory_update": (
@@ -169,7 +173,11 @@ def test_every_service_writes_exactly_one_audit_event_with_its_action(
 @pytest.mark.django_db
 def test_memory_create_for_a_new_subject_also_records_the_subject_creation(world: World) -> None:
     since = last_event_id()
-    memory_create(actor=ACTOR, namespace=world.namespace, subject_external_id="s-3", content="x")
+    memory_create(
+        actor=ACTOR,
+        namespace=world.namespace,
+        item=NewMemory(subject_external_id="s-3", content="x"),
+    )
     assert [event.action for event in new_events(since)] == ["subject.create", "memory.create"]
 
 
@@ -202,7 +210,9 @@ def test_the_audit_scan_finds_text_placed_in_an_event(world: World) -> None:
 def test_no_audit_event_contains_memory_text(acme: Tenant) -> None:
     canaries = [uuid.uuid4().hex for _ in range(4)]
     memory = memory_create(
-        actor=ACTOR, namespace=acme.namespace, subject_external_id="s-1", content=canaries[0]
+        actor=ACTOR,
+        namespace=acme.namespace,
+        item=NewMemory(subject_external_id="s-1", content=canaries[0]),
     )
     memory_update(actor=ACTOR, memory=memory, content=f"now {canaries[1]}")
     response = acme.client.post(

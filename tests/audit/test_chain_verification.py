@@ -196,7 +196,7 @@ def test_it_audits_the_request_of_a_verification(events: list[AuditEvent]) -> No
 def test_it_marks_a_walk_that_errors_as_unable_to_finish(
     events: list[AuditEvent], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def explode(event: AuditEvent) -> dict[str, Any]:
+    def explode(*, event: AuditEvent) -> dict[str, Any]:
         raise ValueError("boom")
 
     started = chain_verification_start(requested_by="beat", full=True)

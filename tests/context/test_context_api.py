@@ -6,7 +6,7 @@ import pytest
 
 from apps.audit.actors import Actor
 from apps.memories.models import Memory
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
 from apps.pipeline.models import Session
 from apps.recall.models import RecallLog
@@ -29,22 +29,24 @@ def conversation(acme: Tenant) -> Tenant:
     memory_create(
         actor=ACTOR,
         namespace=acme.namespace,
-        subject_external_id="u1",
-        content="Answer in short bullet points.",
-        kind="procedural",
-        importance=0.9,
+        item=NewMemory(
+            subject_external_id="u1",
+            content="Answer in short bullet points.",
+            kind="procedural",
+            importance=0.9,
+        ),
     )
     memory_create(
         actor=ACTOR,
         namespace=acme.namespace,
-        subject_external_id=None,
-        content="Our travel desk is open 9 to 5 on weekdays.",
+        item=NewMemory(
+            subject_external_id=None, content="Our travel desk is open 9 to 5 on weekdays."
+        ),
     )
     memory_create(
         actor=ACTOR,
         namespace=acme.namespace,
-        subject_external_id="u1",
-        content="The user prefers trains to planes.",
+        item=NewMemory(subject_external_id="u1", content="The user prefers trains to planes."),
     )
     messages_ingest(
         actor=ACTOR,
@@ -290,10 +292,12 @@ def test_instructions_beyond_the_limit_are_reported_dropped(
     weaker = memory_create(
         actor=ACTOR,
         namespace=conversation.namespace,
-        subject_external_id=None,
-        content="Never share phone numbers.",
-        kind="procedural",
-        importance=0.2,
+        item=NewMemory(
+            subject_external_id=None,
+            content="Never share phone numbers.",
+            kind="procedural",
+            importance=0.2,
+        ),
     )
 
     stronger = Memory.objects.get(kind="procedural", importance=0.9)

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from apps.audit.actors import Actor
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from apps.namespaces.services import membership_set
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
 from apps.recall.models import RecallFeedback, RecallLog
@@ -24,8 +24,13 @@ URL = "/playground/"
 
 @pytest.fixture
 def seeded(acme: Tenant) -> Tenant:
-    memory_create(actor=ACTOR, namespace=acme.namespace, subject_external_id="u1",
-                  content="The user is vegetarian and allergic to peanuts.")  # fmt: skip
+    memory_create(
+        actor=ACTOR,
+        namespace=acme.namespace,
+        item=NewMemory(
+            subject_external_id="u1", content="The user is vegetarian and allergic to peanuts."
+        ),
+    )
     messages_ingest(
         actor=ACTOR, namespace=acme.namespace, subject_external_id="u1", session_external_id="s1",
         messages=[IncomingMessage("user", "I am planning a dinner party for six friends."),

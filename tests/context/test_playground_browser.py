@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from apps.audit.actors import Actor
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from apps.namespaces.services import namespace_create
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
 from tests.browser import csp_refusals, log_in, watch_console
@@ -21,8 +21,13 @@ def seeded(transactional_db: None) -> None:
     User.objects.create_superuser("alice", "alice@example.com", "alice-password-1")
     actor = Actor.system("tests")
     namespace = namespace_create(actor=actor, slug="acme", name="Acme")
-    memory_create(actor=actor, namespace=namespace, subject_external_id="u1",
-                  content="The user is vegetarian and allergic to peanuts.")  # fmt: skip
+    memory_create(
+        actor=actor,
+        namespace=namespace,
+        item=NewMemory(
+            subject_external_id="u1", content="The user is vegetarian and allergic to peanuts."
+        ),
+    )
     messages_ingest(
         actor=actor, namespace=namespace, subject_external_id="u1", session_external_id="s1",
         messages=[IncomingMessage("user", "I am planning a dinner party for six friends."),

@@ -22,7 +22,7 @@ def loaded(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Iterato
         outer.__enter__()
         set_provider(DeterministicEmbedder())
         try:
-            report = demo_load(actor=demo_actor("tests"))
+            report = demo_load(actor=demo_actor(name="tests"))
         except BaseException:
             transaction.set_rollback(True)
             outer.__exit__(None, None, None)

@@ -179,7 +179,7 @@ class Demo:
 
 @pytest.fixture
 def world(demo: Namespace, alice_client: Client) -> Demo:
-    actor = demo_actor("tests")
+    actor = demo_actor(name="tests")
     keys = KeyCache()
     memory = next(
         row
@@ -334,7 +334,7 @@ def test_every_page_speaks_chinese_only(world: Demo, alice_client: Client) -> No
     known = choice_labels() | PRODUCT_WORDS
     portal = Client()
     link = portal_link_create(
-        actor=demo_actor("tests"),
+        actor=demo_actor(name="tests"),
         namespace=world.namespace,
         subject=world.subject,
         base_url="http://testserver",

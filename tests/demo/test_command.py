@@ -112,7 +112,7 @@ def test_it_leaves_nothing_behind_when_a_load_fails(monkeypatch: pytest.MonkeyPa
     # The first recall comes after the first sessions of four subjects were ingested.
     monkeypatch.setattr(services, "_recall", broken)
     with pytest.raises(RuntimeError, match="recall step failed"):
-        services.demo_load(actor=services.demo_actor("tests"))
+        services.demo_load(actor=services.demo_actor(name="tests"))
     assert not loaded()
     assert not Memory.objects.exists()
 
@@ -122,16 +122,18 @@ def test_it_keeps_the_timeline_in_the_past_in_order_with_its_times_of_day() -> N
     early = datetime(2026, 3, 10, 7, 0, tzinfo=UTC)  # before a `days_ago: 0` step at 09:00
     late = datetime(2026, 3, 10, 23, 30, tzinfo=UTC)
     for now in (early, late):
-        events = timeline(data, now)
+        events = timeline(data=data, now=now)
         assert events == sorted(events)
         assert max(e.at for e in events) <= now - LATEST_BEFORE_NOW
         assert min(e.at for e in events) >= now - timedelta(days=32)
-    newest_early = max(timeline(data, early)).at
-    newest_late = max(timeline(data, late)).at
+    newest_early = max(timeline(data=data, now=early)).at
+    newest_late = max(timeline(data=data, now=late)).at
     assert newest_early == newest_late - timedelta(days=1)  # moved a whole day back
     assert (newest_early.hour, newest_early.minute) == (9, 0)
     # Each subject's sessions keep the order of the file (consolidation depends on it).
     for subject in data["subjects"]:
-        steps = [e.item["external_id"] for e in timeline(data, early) if e.kind == "session"]
+        steps = [
+            e.item["external_id"] for e in timeline(data=data, now=early) if e.kind == "session"
+        ]
         mine = [s for s in steps if s.startswith(subject["external_id"] + "-")]
         assert mine == [s["external_id"] for s in subject["sessions"]]

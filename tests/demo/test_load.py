@@ -75,7 +75,7 @@ def test_it_loads_the_subjects_with_their_sessions_and_turns(
     user_turns = sum(1 for role, _ in turns if role == "user")
     episodic = Memory.objects.filter(namespace=demo, kind=Kind.EPISODIC).count()
     assert episodic == user_turns + 1
-    assert loaded.counts == demo_counts(demo)
+    assert loaded.counts == demo_counts(namespace=demo)
 
 
 def test_it_keeps_the_new_city_current_and_ends_the_old_one(demo: Namespace) -> None:
@@ -209,16 +209,20 @@ def test_it_writes_through_the_audited_services(demo: Namespace) -> None:
 
 
 def test_it_changes_nothing_when_loaded_again(demo: Namespace) -> None:
-    before = (demo_counts(demo), AuditEvent.objects.count(), Memory.objects.count())
-    report = demo_load(actor=demo_actor("tests"))
+    before = (demo_counts(namespace=demo), AuditEvent.objects.count(), Memory.objects.count())
+    report = demo_load(actor=demo_actor(name="tests"))
     assert not report.done
     assert "exists already" in report.message
-    assert (demo_counts(demo), AuditEvent.objects.count(), Memory.objects.count()) == before
+    assert (
+        demo_counts(namespace=demo),
+        AuditEvent.objects.count(),
+        Memory.objects.count(),
+    ) == before
 
 
 def test_it_removes_the_namespace_and_everything_in_it(demo: Namespace) -> None:
     namespace_id = demo.pk
-    report = demo_remove(actor=demo_actor("tests"))
+    report = demo_remove(actor=demo_actor(name="tests"))
     assert report.done
     assert report.counts["memories"] > 0
     assert not Namespace.objects.filter(slug="demo").exists()
@@ -236,11 +240,11 @@ def test_it_removes_the_namespace_and_everything_in_it(demo: Namespace) -> None:
 
 
 def test_it_refuses_to_remove_a_demo_namespace_holding_other_subjects(demo: Namespace) -> None:
-    subject_get_or_create(actor=demo_actor("tests"), namespace=demo, external_id="real-user")
+    subject_get_or_create(actor=demo_actor(name="tests"), namespace=demo, external_id="real-user")
     with pytest.raises(ApplicationError, match="did not make"):
-        demo_remove(actor=demo_actor("tests"))
+        demo_remove(actor=demo_actor(name="tests"))
     assert Namespace.objects.filter(slug="demo").exists()
-    assert demo_remove(actor=demo_actor("tests"), force=True).done
+    assert demo_remove(actor=demo_actor(name="tests"), force=True).done
     assert not Namespace.objects.filter(slug="demo").exists()
 
 
@@ -267,7 +271,7 @@ def test_it_holds_a_current_expected_memory_for_every_eval_query(demo: Namespace
 
 
 def test_it_finds_most_eval_answers_even_with_the_test_embedder(demo: Namespace) -> None:
-    report = demo_eval(actor=demo_actor("tests"), k=5)
+    report = demo_eval(actor=demo_actor(name="tests"), k=5)
     assert len(report.rows) == len(read_eval())
     assert report.hit_rate >= 0.9
     # Eval recalls are not served to anyone: the recall log is left alone.

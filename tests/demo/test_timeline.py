@@ -79,7 +79,7 @@ def test_the_portal_shows_the_person_their_own_history(demo: Namespace) -> None:
     ):
         portal = Client()
         link = portal_link_create(
-            actor=demo_actor("tests"), namespace=demo, subject=subject,
+            actor=demo_actor(name="tests"), namespace=demo, subject=subject,
             base_url="http://testserver", locale=locale,
         )  # fmt: skip
         assert portal.get(link.url.removeprefix("http://testserver")).status_code == 303

@@ -197,7 +197,7 @@ def test_a_set_is_made_from_recalls_with_positive_feedback(cast: Cast) -> None:
     )
     assert outcome.recall_id is not None
     log = RecallLog.objects.get(pk=outcome.recall_id)
-    assert recall_query(log) == f"tea {CANARY}"  # kept, encrypted
+    assert recall_query(log=log) == f"tea {CANARY}"  # kept, encrypted
     assert columns_containing(CANARY) == []
     served = outcome.hits[0].memory.pk
     recall_feedback_give(
@@ -215,7 +215,7 @@ def test_a_set_is_made_from_recalls_with_positive_feedback(cast: Cast) -> None:
     # Past the days they are kept, queries are forgotten, and no set can be made of them.
     RecallLog.objects.filter(pk=log.pk).update(created_at=log.created_at.replace(year=2000))
     assert recall_queries_forget() == 1
-    assert recall_query(RecallLog.objects.get(pk=log.pk)) is None
+    assert recall_query(log=RecallLog.objects.get(pk=log.pk)) is None
     with pytest.raises(ApplicationError, match="No recall"):
         eval_set_from_feedback(actor=ACTOR, namespace=cast.acme, name="again")
 

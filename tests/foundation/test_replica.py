@@ -29,9 +29,9 @@ from rest_framework.test import APIClient
 
 from apps.audit.actors import Actor
 from apps.memories.models import Memory, Subject
-from apps.memories.services import memory_create, subject_erase
+from apps.memories.services import NewMemory, memory_create, subject_erase
 from apps.recall.models import RecallLog
-from apps.recall.services import recall_log_create
+from apps.recall.services import NewRecallLog, recall_log_create
 from memoryhub import embedded_db, replica
 from tests.conftest import ALL_PERMISSIONS, PROJECT_ROOT, Tenant, api_client, make_api_key
 
@@ -253,7 +253,9 @@ def routed(standby: Standby, transactional_db: None, settings: Any) -> Iterator[
 
 def remember(tenant: Tenant, content: str, subject: str = "ada") -> Memory:
     return memory_create(
-        actor=ACTOR, namespace=tenant.namespace, subject_external_id=subject, content=content
+        actor=ACTOR,
+        namespace=tenant.namespace,
+        item=NewMemory(subject_external_id=subject, content=content),
     )
 
 
@@ -402,7 +404,9 @@ def test_a_request_reads_the_primary_once_it_has_written(routed: Standby, acme: 
         before = where()
         # Bookkeeping (a recall's log row) leaves the request's reads on the replica.
         recall_log_create(
-            actor=ACTOR, namespace=acme.namespace, subject=None, memory_ids=[], purpose="recall"
+            actor=ACTOR,
+            namespace=acme.namespace,
+            entry=NewRecallLog(subject=None, memory_ids=[], purpose="recall"),
         )
         after_bookkeeping = where()
         remember(acme, FIRST)

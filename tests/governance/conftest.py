@@ -19,7 +19,7 @@ from apps.namespaces.services import membership_set, namespace_create
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
 from apps.pipeline.models import Job
 from apps.recall.models import RecallLog
-from apps.recall.services import recall_log_create
+from apps.recall.services import NewRecallLog, recall_log_create
 
 
 @dataclass
@@ -72,10 +72,14 @@ def build_cast(*, password: str | None = None) -> Cast:
     turn = Memory.objects.filter(namespace=acme, kind="episodic").order_by("position").first()
     assert turn is not None
     old_fact = memory_create(
-        actor=actor, namespace=acme, subject_external_id="u1", content="The user likes tea."
+        actor=actor,
+        namespace=acme,
+        item=NewMemory(subject_external_id="u1", content="The user likes tea."),
     )
     fact = memory_create(
-        actor=actor, namespace=acme, subject_external_id="u1", content="The user likes green tea."
+        actor=actor,
+        namespace=acme,
+        item=NewMemory(subject_external_id="u1", content="The user likes green tea."),
     )
     Memory.objects.filter(pk=old_fact.pk).update(valid_to=fact.created_at, superseded_by=fact)
     Memory.objects.filter(pk=fact.pk).update(metadata={"supersedes": [str(old_fact.pk)]})
@@ -99,17 +103,23 @@ def build_cast(*, password: str | None = None) -> Cast:
         ],
     )
     shared = memory_create(
-        actor=actor, namespace=acme, subject_external_id=None, content="Answer in English."
+        actor=actor,
+        namespace=acme,
+        item=NewMemory(subject_external_id=None, content="Answer in English."),
     )
     job = purge_start(
         actor=actor, namespace=acme, filters={"tag": "none-such"}, reason="tests",
         confirmation="acme", expected=0,
     )  # fmt: skip
     other = memory_create(
-        actor=actor, namespace=globex, subject_external_id="g1", content="Globex secret plan."
+        actor=actor,
+        namespace=globex,
+        item=NewMemory(subject_external_id="g1", content="Globex secret plan."),
     )
     recall = recall_log_create(
-        actor=actor, namespace=acme, subject=fact.subject, memory_ids=[fact.pk], purpose="recall"
+        actor=actor,
+        namespace=acme,
+        entry=NewRecallLog(subject=fact.subject, memory_ids=[fact.pk], purpose="recall"),
     )
     return Cast(
         acme=acme,

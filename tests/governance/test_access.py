@@ -12,7 +12,7 @@ from django.urls import URLPattern, reverse
 
 from apps.audit.actors import Actor
 from apps.governance import urls as governance_urls
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from tests.governance.conftest import Cast
 
 
@@ -159,10 +159,12 @@ def test_it_renders_hostile_content_inert_on_every_page(cast: Cast) -> None:
     hostile = memory_create(
         actor=actor,
         namespace=cast.acme,
-        subject_external_id='"><img src=y onerror=alert(3)>',
-        content=HOSTILE,
-        tags=['"><b hx-get="/tag">'],
-        metadata={"note": HOSTILE},
+        item=NewMemory(
+            subject_external_id='"><img src=y onerror=alert(3)>',
+            content=HOSTILE,
+            tags=['"><b hx-get="/tag">'],
+            metadata={"note": HOSTILE},
+        ),
     )
     assert hostile.subject is not None
     client = cast.client("olive")

@@ -51,7 +51,7 @@ def test_the_allergy_timeline_reads_in_order_on_a_desktop_and_a_phone(
         page.screenshot(path=shots / f"subject-{locale}-{name}.png", full_page=True)
 
         link = portal_link_create(
-            actor=demo_actor("tests"), namespace=subject.namespace, subject=subject,
+            actor=demo_actor(name="tests"), namespace=subject.namespace, subject=subject,
             base_url="http://testserver", locale=locale,
         )  # fmt: skip
         page.goto(live_server.url + link.url.removeprefix("http://testserver"))

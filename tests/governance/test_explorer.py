@@ -84,8 +84,13 @@ def test_it_pages_by_cursor_with_the_position_shown(cast: Cast) -> None:
 
 
 def test_it_searches_the_whole_namespace_with_score_components(cast: Cast) -> None:
-    memory_create(actor=ACTOR, namespace=cast.acme, subject_external_id="u2",
-                  content="The user drinks black tea every morning.")  # fmt: skip
+    memory_create(
+        actor=ACTOR,
+        namespace=cast.acme,
+        item=NewMemory(
+            subject_external_id="u2", content="The user drinks black tea every morning."
+        ),
+    )
     response = cast.client("vera").post("/n/acme/memories/", {"q": "tea"})
     html = response.content.decode()
     assert "jasmine green tea" in html
@@ -112,8 +117,13 @@ def test_a_query_too_long_is_said_not_cut_short(cast: Cast) -> None:
 
 
 def test_it_searches_one_subject_when_the_filter_names_it(cast: Cast) -> None:
-    memory_create(actor=ACTOR, namespace=cast.acme, subject_external_id="u2",
-                  content="The user drinks black tea every morning.")  # fmt: skip
+    memory_create(
+        actor=ACTOR,
+        namespace=cast.acme,
+        item=NewMemory(
+            subject_external_id="u2", content="The user drinks black tea every morning."
+        ),
+    )
     html = cast.client("vera").post("/n/acme/memories/?subject=u2", {"q": "tea"}).content.decode()
     assert "black tea every morning" in html
     assert "jasmine green tea" not in html

@@ -114,7 +114,7 @@ def test_it_records_recall_time_and_context_tokens(cast: Cast) -> None:
     result = context_assemble(
         actor=ACTOR,
         namespace=cast.acme,
-        spec=ContextRequest.from_data({"subject": "u1", "query": "tea"}, strategy="buffer"),
+        spec=ContextRequest.from_data(data={"subject": "u1", "query": "tea"}, strategy="buffer"),
     )
     logged = RecallLog.objects.get(pk=result["recall_id"])
     assert logged.tokens == result["total_tokens"]
@@ -124,12 +124,14 @@ def test_it_records_recall_time_and_context_tokens(cast: Cast) -> None:
 def test_it_serves_the_overview_from_its_rollup_until_refreshed(cast: Cast) -> None:
     from apps.governance.models import OverviewSnapshot
     from apps.governance.rollups import overview_snapshots_refresh
-    from apps.memories.services import memory_create
+    from apps.memories.services import NewMemory, memory_create
 
     client = cast.client("olive")
     total = Memory.objects.filter(namespace=cast.acme).count()
     assert f"{total} memories written" in client.get("/n/acme/").content.decode()
-    memory_create(actor=ACTOR, namespace=cast.acme, subject_external_id="u1", content="New.")
+    memory_create(
+        actor=ACTOR, namespace=cast.acme, item=NewMemory(subject_external_id="u1", content="New.")
+    )
     assert f"{total} memories written" in client.get("/n/acme/").content.decode()  # the rollup
     assert overview_snapshots_refresh() == 1
     assert f"{total + 1} memories written" in client.get("/n/acme/").content.decode()

@@ -10,7 +10,7 @@ from apps.audit.actors import Actor
 from apps.governance.selectors import review_queue
 from apps.memories.embeddings import set_provider
 from apps.memories.models import Memory
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from tests.embedder import EnglishOnlyEmbedder
 from tests.governance.conftest import Cast
 
@@ -22,8 +22,11 @@ def ids(items) -> set[str]:  # type: ignore[no-untyped-def]
 
 
 def test_it_gathers_each_reason_for_review(cast: Cast) -> None:
-    twin = memory_create(actor=ACTOR, namespace=cast.acme, subject_external_id="u1",
-                         content="The user likes jasmine green tea.")  # fmt: skip
+    twin = memory_create(
+        actor=ACTOR,
+        namespace=cast.acme,
+        item=NewMemory(subject_external_id="u1", content="The user likes jasmine green tea."),
+    )
     Memory.objects.filter(pk=cast.shared.pk).update(confidence=0.3)
     queue = review_queue(namespace=cast.acme)
     assert ids(queue["pending"]) == {str(cast.pending.pk)}
@@ -84,11 +87,12 @@ def test_it_shows_a_viewer_the_queue_without_actions(cast: Cast) -> None:
 
 def test_it_never_offers_to_merge_facts_that_differ_in_a_value(cast: Cast) -> None:
     set_provider(EnglishOnlyEmbedder())
-    create = partial(memory_create, actor=ACTOR, namespace=cast.acme, subject_external_id="u9")
-    city = create(content="用户住在深圳")
-    job = create(content="用户是程序员")
-    other_city = create(content="用户住在上海")
-    restated = create(content="用户住在深圳南山区")
+    create = partial(memory_create, actor=ACTOR, namespace=cast.acme)
+    about = partial(NewMemory, subject_external_id="u9")
+    city = create(item=about(content="用户住在深圳"))
+    job = create(item=about(content="用户是程序员"))
+    other_city = create(item=about(content="用户住在上海"))
+    restated = create(item=about(content="用户住在深圳南山区"))
     pairs = [
         {str(item.row.memory.pk), str(item.other.memory.pk)}
         for item in review_queue(namespace=cast.acme)["duplicate"]
@@ -100,8 +104,11 @@ def test_it_never_offers_to_merge_facts_that_differ_in_a_value(cast: Cast) -> No
 
 
 def test_the_overview_and_the_queue_count_alike(cast: Cast, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    memory_create(actor=ACTOR, namespace=cast.acme, subject_external_id="u1",
-                  content="The user likes jasmine green tea.")  # fmt: skip  # a near-duplicate
+    memory_create(
+        actor=ACTOR,
+        namespace=cast.acme,
+        item=NewMemory(subject_external_id="u1", content="The user likes jasmine green tea."),
+    )  # a near-duplicate
     monkeypatch.setattr("apps.governance.selectors.REVIEW_SECTION_LIMIT", 1)
     client = cast.client("eddie")
     queue = client.get("/n/acme/review/").content.decode()

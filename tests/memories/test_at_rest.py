@@ -21,7 +21,7 @@ from apps.audit.models import AuditEvent
 from apps.memories import crypto, keyword_index, row_encryption
 from apps.memories.models import DataKey, Memory, MemoryVersion, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_version
-from apps.memories.services import memory_create, memory_update
+from apps.memories.services import NewMemory, memory_create, memory_update
 from tests.conftest import Tenant
 from tests.scanning import columns_containing, scanned_columns
 
@@ -68,12 +68,11 @@ def written(acme: Tenant) -> Written:
     survivor = memory_create(
         actor=actor,
         namespace=acme.namespace,
-        subject_external_id="survivor",
-        content=f"Likes {first} tea",
+        item=NewMemory(subject_external_id="survivor", content=f"Likes {first} tea"),
     )
     survivor = memory_update(actor=actor, memory=survivor, content=f"Likes {second} coffee")
     shared_memory = memory_create(
-        actor=actor, namespace=acme.namespace, content=f"Office wifi is {shared}"
+        actor=actor, namespace=acme.namespace, item=NewMemory(content=f"Office wifi is {shared}")
     )
     state.canaries = [*api_canaries, first, second, shared]
     state.survivor_contents = {

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
 from apps.memories.models import DataKey, Memory, MemoryVersion, Subject
-from apps.memories.services import memory_create, memory_update
+from apps.memories.services import NewMemory, memory_create, memory_update
 from tests.conftest import Tenant
 
 ACTOR = Actor.system("tests")
@@ -23,17 +23,25 @@ ACTOR = Actor.system("tests")
 def people(acme: Tenant, globex: Tenant) -> None:
     """u1 in acme (two memories, one of them edited once), u2 in acme, u1 in globex."""
     first = memory_create(
-        actor=ACTOR, namespace=acme.namespace, subject_external_id="u1", content="Likes tea"
+        actor=ACTOR,
+        namespace=acme.namespace,
+        item=NewMemory(subject_external_id="u1", content="Likes tea"),
     )
     memory_create(
-        actor=ACTOR, namespace=acme.namespace, subject_external_id="u1", content="Lives in Lyon"
+        actor=ACTOR,
+        namespace=acme.namespace,
+        item=NewMemory(subject_external_id="u1", content="Lives in Lyon"),
     )
     memory_update(actor=ACTOR, memory=first, content="Likes green tea")
     memory_create(
-        actor=ACTOR, namespace=acme.namespace, subject_external_id="u2", content="Likes coffee"
+        actor=ACTOR,
+        namespace=acme.namespace,
+        item=NewMemory(subject_external_id="u2", content="Likes coffee"),
     )
     memory_create(
-        actor=ACTOR, namespace=globex.namespace, subject_external_id="u1", content="Likes cocoa"
+        actor=ACTOR,
+        namespace=globex.namespace,
+        item=NewMemory(subject_external_id="u1", content="Likes cocoa"),
     )
 
 

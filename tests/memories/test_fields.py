@@ -8,7 +8,7 @@ from django.db import transaction
 
 from apps.audit.actors import Actor
 from apps.memories.models import Memory
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from tests.conftest import Tenant
 
 ACTOR = Actor.system("tests")
@@ -17,7 +17,9 @@ ACTOR = Actor.system("tests")
 @pytest.fixture
 def memory(acme: Tenant) -> Memory:
     return memory_create(
-        actor=ACTOR, namespace=acme.namespace, subject_external_id="u1", content="A memory"
+        actor=ACTOR,
+        namespace=acme.namespace,
+        item=NewMemory(subject_external_id="u1", content="A memory"),
     )
 
 

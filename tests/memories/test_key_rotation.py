@@ -19,7 +19,7 @@ from apps.audit.models import AuditEvent
 from apps.memories import row_encryption
 from apps.memories.models import DataKey, Memory, MemoryVersion
 from apps.memories.row_encryption import KeyCache, open_memory, open_version
-from apps.memories.services import data_keys_rotate, memory_create, memory_update
+from apps.memories.services import NewMemory, data_keys_rotate, memory_create, memory_update
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_create
 from tests.conftest import api_client, make_api_key
@@ -49,15 +49,18 @@ def seed(namespace: Namespace) -> dict[str, str]:
             memory = memory_create(
                 actor=actor,
                 namespace=namespace,
-                subject_external_id=f"seed-{n}",
-                content=f"seed memory {m} of subject {n}",
+                item=NewMemory(
+                    subject_external_id=f"seed-{n}", content=f"seed memory {m} of subject {n}"
+                ),
             )
             if m == 0:
                 memory = memory_update(
                     actor=actor, memory=memory, content=f"seed memory {m} of {n}, revised"
                 )
             contents[str(memory.id)] = open_memory(KeyCache(), memory)
-    shared = memory_create(actor=actor, namespace=namespace, content="shared seed memory")
+    shared = memory_create(
+        actor=actor, namespace=namespace, item=NewMemory(content="shared seed memory")
+    )
     contents[str(shared.id)] = "shared seed memory"
     return contents
 
@@ -135,14 +138,17 @@ def run_rotation_under_load(
         existing = memory_create(
             actor=actor,
             namespace=namespace,
-            subject_external_id=f"seed-{i % SUBJECTS}",
-            content=f"written {i} for an existing subject",
+            item=NewMemory(
+                subject_external_id=f"seed-{i % SUBJECTS}",
+                content=f"written {i} for an existing subject",
+            ),
         )
         fresh = memory_create(
             actor=actor,
             namespace=namespace,
-            subject_external_id=f"new-{i}",
-            content=f"written {i} for a new subject",
+            item=NewMemory(
+                subject_external_id=f"new-{i}", content=f"written {i} for a new subject"
+            ),
         )
         memory_update(actor=actor, memory=fresh, content=f"written {i}, revised")
         with lock:
@@ -257,8 +263,7 @@ def test_the_rotate_keys_command_prints_the_count_and_writes_one_audit_event(
         memory_create(
             actor=Actor.system("tests"),
             namespace=namespace,
-            subject_external_id=f"s{n}",
-            content="hello",
+            item=NewMemory(subject_external_id=f"s{n}", content="hello"),
         )
     settings.MEMORYHUB_KEYRING = {1: K1, 2: K2}
     last_event = AuditEvent.objects.order_by("-id").first()

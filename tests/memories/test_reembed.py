@@ -8,7 +8,7 @@ from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
 from apps.memories.embeddings import set_provider
 from apps.memories.models import Memory
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from tests.conftest import Tenant
 from tests.embedder import DeterministicEmbedder
 
@@ -26,10 +26,12 @@ def memories(acme: Tenant) -> list[Memory]:
         memory_create(
             actor=Actor.system("tests"),
             namespace=acme.namespace,
-            subject_external_id="u1",
-            content=f"fact number {n} about sailing",
-            session_key="s",
-            position=n,
+            item=NewMemory(
+                subject_external_id="u1",
+                content=f"fact number {n} about sailing",
+                session_key="s",
+                position=n,
+            ),
         )
         for n in range(5)
     ]

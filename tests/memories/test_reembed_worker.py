@@ -15,7 +15,7 @@ from apps.memories.embeddings import SentenceTransformerProvider, set_provider
 from apps.memories.models import Memory, VectorColumn, VectorFill
 from apps.memories.multilingual import set_multilingual_provider
 from apps.memories.row_encryption import KeyCache, open_memory
-from apps.memories.services import memories_reembed, memory_create
+from apps.memories.services import NewMemory, memories_reembed, memory_create
 from apps.memories.tasks import reembed
 from apps.recall.search import RecallRequest, recall_memories
 from tests.conftest import Tenant, stop_process
@@ -49,7 +49,11 @@ def test_a_killed_worker_s_fill_is_finished_by_the_next_and_serves_only_once_com
     primary.name = SentenceTransformerProvider().name  # the name only: nothing loads
     set_provider(primary)
     for fact in FACTS:
-        memory_create(actor=ACTOR, namespace=acme.namespace, subject_external_id="u1", content=fact)
+        memory_create(
+            actor=ACTOR,
+            namespace=acme.namespace,
+            item=NewMemory(subject_external_id="u1", content=fact),
+        )
     set_multilingual_provider(use_multilingual)  # type: ignore[arg-type]
     blocker = blocker_connection()
     first = second = None

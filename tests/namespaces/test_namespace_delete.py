@@ -16,7 +16,7 @@ from apps.context.models import PlaygroundConfig
 from apps.context.services import playground_config_save
 from apps.memories.models import DataKey, Memory, MemoryVersion, Subject
 from apps.memories.row_encryption import KeyCache, open_memory
-from apps.memories.services import memory_create, memory_update
+from apps.memories.services import NewMemory, memory_create, memory_update
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_delete
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
@@ -49,10 +49,14 @@ def populate(tenant: Tenant) -> None:
     """A bit of everything, through the services the API and the pipeline use."""
     namespace = tenant.namespace
     tea = memory_create(
-        actor=ACTOR, namespace=namespace, subject_external_id="u1", content="Likes tea"
+        actor=ACTOR,
+        namespace=namespace,
+        item=NewMemory(subject_external_id="u1", content="Likes tea"),
     )
     memory_update(actor=ACTOR, memory=tea, content="Likes green tea")
-    memory_create(actor=ACTOR, namespace=namespace, content="Support hours are 9 to 5")  # shared
+    memory_create(
+        actor=ACTOR, namespace=namespace, item=NewMemory(content="Support hours are 9 to 5")
+    )  # shared
     job, _ = messages_ingest(
         actor=ACTOR,
         namespace=namespace,

@@ -12,7 +12,7 @@ from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
 from apps.memories.models import Memory, MemoryVersion
 from apps.memories.row_encryption import KeyCache, open_memory
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_update
 from apps.pipeline.lifecycle import enforce_cap, expire, summarize_old_episodes
@@ -25,7 +25,9 @@ ACTOR = Actor.system("tests")
 
 def remember(tenant: Tenant, content: str, **fields) -> Memory:
     return memory_create(
-        actor=ACTOR, namespace=tenant.namespace, subject_external_id="u1", content=content, **fields
+        actor=ACTOR,
+        namespace=tenant.namespace,
+        item=NewMemory(subject_external_id="u1", content=content, **fields),
     )
 
 

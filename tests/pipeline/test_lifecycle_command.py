@@ -15,7 +15,7 @@ from django.utils import timezone
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
 from apps.memories.models import Memory
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from apps.namespaces.services import namespace_update
 from tests.conftest import Tenant
 
@@ -24,7 +24,9 @@ ACTOR = Actor.system("tests")
 
 def remember(tenant: Tenant, content: str, **fields) -> Memory:
     return memory_create(
-        actor=ACTOR, namespace=tenant.namespace, subject_external_id="u1", content=content, **fields
+        actor=ACTOR,
+        namespace=tenant.namespace,
+        item=NewMemory(subject_external_id="u1", content=content, **fields),
     )
 
 

@@ -17,7 +17,7 @@ import pytest
 from django.db import connection, connections
 
 from apps.audit.actors import Actor
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from apps.pipeline import ingestion, jobs
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
 from apps.pipeline.models import Job, JobStatus
@@ -47,7 +47,11 @@ def test_an_ingest_job_and_a_write_of_its_subject_commit_side_by_side(
 ) -> None:
     settings.CELERY_TASK_ALWAYS_EAGER = False
     monkeypatch.setattr(ingestion, "enqueue_ingest_job", lambda job_id: None)  # kept queued
-    memory_create(actor=ACTOR, namespace=acme.namespace, subject_external_id="u1", content="Hi")
+    memory_create(
+        actor=ACTOR,
+        namespace=acme.namespace,
+        item=NewMemory(subject_external_id="u1", content="Hi"),
+    )
     job, _ = messages_ingest(
         actor=ACTOR,
         namespace=acme.namespace,
@@ -71,8 +75,7 @@ def test_an_ingest_job_and_a_write_of_its_subject_commit_side_by_side(
                 memory_create(
                     actor=ACTOR,
                     namespace=acme.namespace,
-                    subject_external_id="u1",
-                    content="My sister is called Ana.",
+                    item=NewMemory(subject_external_id="u1", content="My sister is called Ana."),
                 )
                 written.set()
                 release.wait()  # the commit (and its key check) comes after the job waits

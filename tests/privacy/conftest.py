@@ -12,7 +12,7 @@ from django.test import Client
 
 from apps.audit.actors import Actor
 from apps.memories.models import Memory, Subject
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from apps.namespaces.services import namespace_update
 from apps.pipeline.ingestion import IncomingMessage, messages_ingest
 from tests.conftest import Tenant, api_client, make_api_key
@@ -83,15 +83,14 @@ def story(acme: Tenant, django_capture_on_commit_callbacks) -> Story:
     rule = memory_create(
         actor=actor,
         namespace=acme.namespace,
-        subject_external_id="u1",
-        kind="procedural",
-        content="Answer in short bullet points.",
+        item=NewMemory(
+            subject_external_id="u1", kind="procedural", content="Answer in short bullet points."
+        ),
     )
     other = memory_create(
         actor=actor,
         namespace=acme.namespace,
-        subject_external_id="u2",
-        content="The user keeps bees.",
+        item=NewMemory(subject_external_id="u2", content="The user keeps bees."),
     )
     recalled = acme.client.post(
         acme.url("recall"), {"subject": "u1", "query": "where do I live"}, format="json"

@@ -16,7 +16,7 @@ from apps.memories.embeddings import set_provider
 from apps.memories.models import Memory, VectorColumn, VectorFill
 from apps.memories.multilingual import is_latin_script, set_multilingual_provider
 from apps.memories.row_encryption import KeyCache, open_memory
-from apps.memories.services import memories_reembed, memory_create
+from apps.memories.services import NewMemory, memories_reembed, memory_create
 from apps.recall.search import RecallRequest, recall_memories
 from tests.conftest import Tenant
 from tests.embedder import EnglishOnlyEmbedder
@@ -41,7 +41,9 @@ def english_only() -> EnglishOnlyEmbedder:
 def remember_facts(tenant: Tenant) -> None:
     for fact in FACTS:
         memory_create(
-            actor=ACTOR, namespace=tenant.namespace, subject_external_id="u1", content=fact
+            actor=ACTOR,
+            namespace=tenant.namespace,
+            item=NewMemory(subject_external_id="u1", content=fact),
         )
 
 
@@ -132,8 +134,7 @@ def test_recall_switches_to_the_multilingual_vectors_only_once_all_are_filled(
         memory_create(
             actor=ACTOR,
             namespace=acme.namespace,
-            subject_external_id="u1",
-            content="用户喜欢爵士乐。",
+            item=NewMemory(subject_external_id="u1", content="用户喜欢爵士乐。"),
         )
         assert vector_spaces.serving().mode == "primary"
         fill = VectorFill.objects.get(column=VectorColumn.MULTILINGUAL)
@@ -188,7 +189,11 @@ def test_the_review_queue_pairs_chinese_restatements_not_different_facts(
     acme: Tenant, english_only: EnglishOnlyEmbedder, multilingual: object
 ) -> None:
     for fact in ["用户住在深圳。", "用户是程序员。", "用户住在深圳", "用户住在北京。"]:
-        memory_create(actor=ACTOR, namespace=acme.namespace, subject_external_id="u1", content=fact)
+        memory_create(
+            actor=ACTOR,
+            namespace=acme.namespace,
+            item=NewMemory(subject_external_id="u1", content=fact),
+        )
     keys = KeyCache()
     pairs = {
         frozenset(open_memory(keys, Memory.objects.get(pk=pk)) for pk in (a, b))
@@ -208,7 +213,9 @@ def test_the_portal_search_finds_facts_in_either_language_current_first(
 
     remember_facts(acme)
     old = memory_create(
-        actor=ACTOR, namespace=acme.namespace, subject_external_id="u1", content="用户对虾过敏。"
+        actor=ACTOR,
+        namespace=acme.namespace,
+        item=NewMemory(subject_external_id="u1", content="用户对虾过敏。"),
     )
     Memory.objects.filter(pk=old.pk).update(valid_to=timezone.now())  # superseded
     subject = Subject.objects.get(external_id="u1")
@@ -245,8 +252,7 @@ def test_a_failed_multilingual_embedding_stops_the_column_serving_until_refilled
         memory_create(
             actor=ACTOR,
             namespace=acme.namespace,
-            subject_external_id="u1",
-            content="用户喜欢爵士乐。",
+            item=NewMemory(subject_external_id="u1", content="用户喜欢爵士乐。"),
         )
         set_multilingual_provider(use_multilingual)  # type: ignore[arg-type]
         assert vector_spaces.serving().mode == "primary"  # stored without its vector

@@ -30,9 +30,7 @@ def remember(tenant: Tenant, subject: str | None, content: str, **fields) -> Mem
     return memory_create(
         actor=ACTOR,
         namespace=tenant.namespace,
-        subject_external_id=subject,
-        content=content,
-        **fields,
+        item=NewMemory(subject_external_id=subject, content=content, **fields),
     )
 
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from apps.audit.actors import Actor
 from apps.memories.models import Memory
-from apps.memories.services import memory_create
+from apps.memories.services import NewMemory, memory_create
 from apps.namespaces.services import namespace_update
 from apps.recall.ranking import Weights
 from apps.recall.search import RecallRequest, recall_memories
@@ -26,10 +26,12 @@ def remember(tenant: Tenant, days_ago: float, content: str = TEXT, **fields) -> 
     return memory_create(
         actor=ACTOR,
         namespace=tenant.namespace,
-        subject_external_id="u1",
-        content=content,
-        occurred_at=timezone.now() - timedelta(days=days_ago),
-        **fields,
+        item=NewMemory(
+            subject_external_id="u1",
+            content=content,
+            occurred_at=timezone.now() - timedelta(days=days_ago),
+            **fields,
+        ),
     )
 
 

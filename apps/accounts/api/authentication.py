@@ -85,7 +85,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise exceptions.AuthenticationFailed(
                 "Invalid, revoked or expired API key.", code="authentication_failed"
             )
-        api_key_touch(api_key)
+        api_key_touch(api_key=api_key)
         return api_key, api_key
 
     def authenticate_header(self, request: Request) -> str:

@@ -30,6 +30,6 @@ class ContextView(NamespacedAPIView):
         result = context_assemble(
             actor=self.actor,
             namespace=self.namespace,
-            spec=ContextRequest.from_data(data, as_of=as_of),
+            spec=ContextRequest.from_data(data=data, as_of=as_of),
         )
         return Response(ContextResponseSerializer(result).data)

@@ -77,9 +77,8 @@ class MemoryListView(NamespacedAPIView):
         memory = services.memory_create(
             actor=self.actor,
             namespace=self.namespace,
-            subject_external_id=data.pop("subject"),
+            item=services.NewMemory(subject_external_id=data.pop("subject"), **data),
             keys=keys,
-            **data,
         )
         memory = selectors.memory_get(namespace=self.namespace, memory_id=memory.id)
         (opened,) = selectors.memories_open([memory], keys=keys)

@@ -70,7 +70,7 @@ CONTENT_REFUSALS = {
 
 
 def validate_content(
-    content: str, *, field: Literal["content", "text"] = "content", limit: int | None = None
+    *, content: str, field: Literal["content", "text"] = "content", limit: int | None = None
 ) -> None:
     """Refuse text that is empty, has NUL bytes, or exceeds its size limit (by default the
     configured content limit), naming `field` in the error."""
@@ -91,9 +91,14 @@ def validate_content(
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class NewMemory:
-    """One memory to store; see `memory_create` for the meaning of each field."""
+    """One memory to store (by `memory_create`, or many by `memories_create_bulk`).
+
+    `subject_external_id=None` makes a shared memory under the namespace's key; the subject
+    is created on first use. A memory with a `session_key` is a turn of that conversation at
+    `position` (default: after the last one). Derive one from another with
+    `dataclasses.replace`."""
 
     content: str
     subject_external_id: str | None = None
@@ -107,7 +112,7 @@ class NewMemory:
     valid_from: datetime | None = None  # from when it holds; now by default
     expires_at: datetime | None = None
     status: str = Status.ACTIVE
-    session_key: str = ""
+    session_key: str = ""  # memory_create: `source["session"]` when empty
     position: int | None = None
     embedding: Any = None  # a vector computed already (consolidation needs it first)
     multilingual_embedding: Any = None  # the same, of the multilingual model
@@ -118,53 +123,24 @@ def memory_create(
     *,
     actor: Actor,
     namespace: Namespace,
-    content: str,
-    subject_external_id: str | None = None,
-    kind: str = Kind.SEMANTIC,
-    tags: list[str] | None = None,
-    metadata: dict[str, Any] | None = None,
-    importance: float = 0.5,
-    confidence: float = 1.0,
-    source: dict[str, Any] | None = None,
-    occurred_at: datetime | None = None,
-    expires_at: datetime | None = None,
-    status: str = Status.ACTIVE,
-    session_key: str | None = None,
-    position: int | None = None,
+    item: NewMemory,
     keys: KeyCache | None = None,
 ) -> Memory:
     """Store a memory (encrypted, keyword-indexed, embedded) with its first version and one
     audit event.
 
-    `subject_external_id=None` makes a shared memory under the namespace's key; the subject
-    is created on first use. A memory with a `session_key` (default: `source["session"]`) is
-    a turn of that conversation at `position` (default: after the last one); its neighbours'
-    context is refreshed in the same transaction.
+    Without a `session_key`, the memory is a turn of `source["session"]` when its source
+    names one; a turn's neighbours' context is refreshed in the same transaction.
     """
-    if subject_external_id is not None:
-        capture_check(namespace=namespace, subject_external_ids={subject_external_id})
+    if item.subject_external_id is not None:
+        capture_check(namespace=namespace, subject_external_ids={item.subject_external_id})
     found = screen_for_subject(
         actor=actor,
         namespace=namespace,
-        subject_external_id=subject_external_id,
-        contents=[content],
+        subject_external_id=item.subject_external_id,
+        contents=[item.content],
     )
-    source = dict(source or {})
-    item = NewMemory(
-        content=content,
-        subject_external_id=subject_external_id,
-        kind=kind,
-        tags=list(tags or []),
-        metadata=dict(metadata or {}),
-        importance=importance,
-        confidence=confidence,
-        source=source,
-        occurred_at=occurred_at,
-        expires_at=expires_at,
-        status=status,
-        session_key=session_key if session_key is not None else str(source.get("session") or ""),
-        position=position,
-    )
+    item = replace(item, session_key=item.session_key or str(item.source.get("session") or ""))
     with transaction.atomic():
         (memory,) = memories_insert(actor=actor, namespace=namespace, items=[item], keys=keys)
         audit_record(
@@ -175,8 +151,8 @@ def memory_create(
             object_type="memory",
             object_id=str(memory.id),
             details={
-                "kind": kind,
-                "bytes": len(content.encode()),
+                "kind": item.kind,
+                "bytes": len(item.content.encode()),
                 "tokens": memory.token_count,
                 **({"pii": found, "pii_policy": namespace.pii_policy} if found else {}),
             },
@@ -236,7 +212,7 @@ def memories_insert(
     All or nothing: one invalid item refuses the batch, naming its index."""
     for index, item in enumerate(items):
         try:
-            validate_content(item.content)
+            validate_content(content=item.content)
         except ApplicationError as error:
             if len(items) > 1:
                 error.details = {"item": index, **error.details}
@@ -352,7 +328,7 @@ def _positions(
     return positions
 
 
-def screen_content(namespace: Namespace, content: str) -> pii.Screened:
+def screen_content(*, namespace: Namespace, content: str) -> pii.Screened:
     """The namespace's PII policy applied to content, before it is stored or embedded:
     as is, tagged, redacted, or refused (422 naming the types found, never the values)."""
     try:
@@ -378,7 +354,7 @@ def screen_for_subject(
     found: set[str] = set()
     for content in contents:
         try:
-            found.update(screen_content(namespace, content).types)
+            found.update(screen_content(namespace=namespace, content=content).types)
         except ApplicationError as error:
             pii_rejection_record(
                 actor=actor,
@@ -432,7 +408,7 @@ def capture_check(*, namespace: Namespace, subject_external_ids: set[str]) -> No
 
 def _screened(namespace: Namespace, item: NewMemory, index: int, count: int) -> NewMemory:
     try:
-        screened = screen_content(namespace, item.content)
+        screened = screen_content(namespace=namespace, content=item.content)
     except ApplicationError as error:
         if count > 1:
             error.details = {"item": index, **error.details}
@@ -480,8 +456,8 @@ def memory_update(
             gettext_noop("Unknown status."), details={"status": ["unknown status"]}
         )
     if content is not None:
-        validate_content(content)
-        screened = screen_content(memory.namespace, content)
+        validate_content(content=content)
+        screened = screen_content(namespace=memory.namespace, content=content)
         content = screened.text
         if screened.tags:
             changes["tags"] = sorted(set(changes.get("tags", memory.tags)) | set(screened.tags))
@@ -513,7 +489,12 @@ def memory_update(
         memory.save()
         if "content" in changed or "occurred_at" in changed:
             refresh_neighbour_context([memory])
-        memory_audit(actor, "memory.update", memory, {"fields": changed, "version": memory.version})
+        memory_audit(
+            actor=actor,
+            action="memory.update",
+            memory=memory,
+            details={"fields": changed, "version": memory.version},
+        )
     return memory
 
 
@@ -523,7 +504,7 @@ def memory_archive(*, actor: Actor, memory: Memory) -> Memory:
             status=Status.ARCHIVED, updated_at=timezone.now()
         )
         memory.status = Status.ARCHIVED
-        memory_audit(actor, "memory.archive", memory)
+        memory_audit(actor=actor, action="memory.archive", memory=memory)
     return memory
 
 
@@ -538,11 +519,13 @@ def memory_delete(*, actor: Actor, memory: Memory) -> None:
         versions = MemoryVersion.objects.filter(memory=memory).count()
         Memory.objects.filter(pk=memory.pk).delete()
         refresh_neighbour_context([memory])
-        memory_audit(actor, "memory.delete", memory, {"versions": versions})
+        memory_audit(
+            actor=actor, action="memory.delete", memory=memory, details={"versions": versions}
+        )
 
 
 def memory_audit(
-    actor: Actor, action: str, memory: Memory, details: dict[str, Any] | None = None
+    *, actor: Actor, action: str, memory: Memory, details: dict[str, Any] | None = None
 ) -> None:
     """One audit event about one memory (in the caller's transaction); details content-free."""
     audit_record(

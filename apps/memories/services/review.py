@@ -53,7 +53,9 @@ def memory_approve(*, actor: Actor, memory: Memory) -> Memory:
         memory.save(update_fields=["status", "confidence", "metadata", "updated_at"])
         if previous == Status.DISPUTED:  # confirmed: the turns that stated it hold again
             turns_reopen_with(actor=actor, fact=memory, when=memory.updated_at)
-        memory_audit(actor, "memory.approve", memory, {"from_status": previous})
+        memory_audit(
+            actor=actor, action="memory.approve", memory=memory, details={"from_status": previous}
+        )
     return memory
 
 
@@ -68,7 +70,7 @@ def memory_restore(*, actor: Actor, memory: Memory) -> Memory:
         memory.status = Status.ACTIVE
         memory.updated_at = timezone.now()
         memory.save(update_fields=["status", "updated_at"])
-        memory_audit(actor, "memory.restore", memory)
+        memory_audit(actor=actor, action="memory.restore", memory=memory)
     return memory
 
 
@@ -93,7 +95,9 @@ def memory_end(*, actor: Actor, memory: Memory) -> Memory:
         memory.updated_at = now
         memory.save(update_fields=["status", "valid_to", "metadata", "updated_at"])
         turns_end_with(actor=actor, fact=memory, when=now)
-        memory_audit(actor, "memory.end", memory, {"from_status": previous})
+        memory_audit(
+            actor=actor, action="memory.end", memory=memory, details={"from_status": previous}
+        )
     return memory
 
 
@@ -122,7 +126,9 @@ def memory_merge(*, actor: Actor, keep: Memory, other: Memory) -> Memory:
         keep.importance = max(keep.importance, other.importance)
         keep.updated_at = now
         keep.save(update_fields=["metadata", "importance", "updated_at"])
-        memory_audit(actor, "memory.merge", keep, {"merged": str(other.id)})
+        memory_audit(
+            actor=actor, action="memory.merge", memory=keep, details={"merged": str(other.id)}
+        )
     return keep
 
 
@@ -153,7 +159,12 @@ def memory_supersede_rollback(*, actor: Actor, memory: Memory) -> Memory:
         memory.updated_at = now
         memory.save(update_fields=["valid_to", "superseded_by", "metadata", "status", "updated_at"])
         turns_reopen_with(actor=actor, fact=memory, when=now)
-        memory_audit(actor, "memory.supersede_rollback", memory, {"archived_successor": archived})
+        memory_audit(
+            actor=actor,
+            action="memory.supersede_rollback",
+            memory=memory,
+            details={"archived_successor": archived},
+        )
     return memory
 
 

@@ -45,7 +45,7 @@ ExportPart = Callable[[KeyCache, Subject], Any]
 _export_parts: dict[str, ExportPart] = {}
 
 
-def subject_export_part_register(name: str, part: ExportPart) -> None:
+def subject_export_part_register(*, name: str, part: ExportPart) -> None:
     """Add `name` to every subject export, built by `part(keys, subject)` (decrypted)."""
     _export_parts[name] = part
 

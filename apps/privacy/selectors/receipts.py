@@ -75,7 +75,8 @@ def erasure_receipt(*, code: str) -> Receipt | None:
         event_hash=event.hash,
         previous_hash=event.prev_hash,
         numbered=numbered,
-        intact=recomputed == number and chain.link_hash(event_as_chain_fields(event)) == event.hash,
+        intact=recomputed == number
+        and chain.link_hash(event_as_chain_fields(event=event)) == event.hash,
         locale=kept.locale,
     )
 

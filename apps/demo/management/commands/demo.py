@@ -74,7 +74,7 @@ class Command(BaseCommand):
         self.stdout.write(style(report.message + timing))
         if report.counts:
             self.stdout.write(f"{verb}:")
-            for line in services.iter_counts(report.counts):
+            for line in services.iter_counts(counts=report.counts):
                 self.stdout.write(f"  {line}")
         if report.tokens:
             tokens = ", ".join(str(t) for t in report.tokens)
