@@ -54,7 +54,7 @@ def ledger(tmp_path: Path, settings: Any) -> Path:
 
 @pytest.fixture
 def demo(ledger: Path) -> Iterator[Tenant]:
-    demo_load(actor=demo_actor("tests"))
+    demo_load(actor=demo_actor(name="tests"))
     namespace = Subject.objects.get(external_id=CORRECTED).namespace
     raw = make_api_key([namespace], ALL_PERMISSIONS, name="demo app")
     yield Tenant(namespace=namespace, raw_key=raw, client=api_client(raw))
