@@ -86,9 +86,9 @@ INSTALLED_APPS = [
     "apps.pipeline",
     "apps.context",
     "apps.privacy",
-    "apps.audit_log",
     "apps.evaluation",
     "apps.governance",
+    "apps.dashboard",
     "apps.mcp_server",
     "apps.demo",
 ]

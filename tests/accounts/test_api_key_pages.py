@@ -311,7 +311,7 @@ def test_it_shows_the_raw_key_nowhere_else(cast: KeyCast) -> None:
         reverse("accounts:api_key", kwargs={"prefix": prefix}),
         reverse("accounts:api_key_revoke", kwargs={"prefix": prefix}),
         reverse("accounts:api_key_new"),
-        reverse("audit:log"),
+        reverse("dashboard:audit:log"),
     ]
     for page in pages:
         html = cast.client("root").get(page).content.decode() + client.get(page).content.decode()

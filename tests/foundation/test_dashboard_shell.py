@@ -9,7 +9,7 @@ DASHBOARD_PAGES = [
     "governance:pick",
     "context:playground",
     "evaluation:quality",
-    "audit:log",
+    "dashboard:audit:log",
     "accounts:api_keys",
 ]
 

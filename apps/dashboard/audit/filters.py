@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from apps.audit.models import AuditEvent, Outcome
-from apps.audit_log.selectors import audit_ids_for_time_range
+from apps.audit.selectors import audit_ids_for_time_range
 
 PAGE_SIZES = (25, 50, 100)
 

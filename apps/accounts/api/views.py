@@ -1,3 +1,7 @@
+"""The audit log's endpoint: a namespace's events, for a key with `subjects:admin`. It lives
+with the API's keys and base view (this app) because the log itself, `apps.audit`, sits
+below every app and knows no API key."""
+
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
@@ -5,9 +9,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.api.base import NamespacedAPIView
+from apps.accounts.api.serializers import AuditEventSerializer, AuditQuerySerializer
 from apps.accounts.models import Permission
 from apps.audit.selectors import audit_event_list
-from apps.audit_log.api.serializers import AuditEventSerializer, AuditQuerySerializer
 from memoryhub.api.pagination import NewestIdFirstCursorPagination
 from memoryhub.api.serializers import error_responses
 

@@ -16,9 +16,9 @@ from django.test import Client
 
 from apps.audit import chain
 from apps.audit.services import audit_record
-from tests.audit_log.conftest import ACTOR, AuditCast, streamed
+from tests.dashboard.audit.conftest import ACTOR, AuditCast, streamed
 
-PROTECTION_DOC = Path(__file__).resolve().parents[2] / "docs" / "protection.md"
+PROTECTION_DOC = Path(__file__).resolve().parents[3] / "docs" / "protection.md"
 
 
 def documented_script() -> str:

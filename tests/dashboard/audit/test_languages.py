@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.template.base import Lexer, TokenType
 
-from tests.audit_log.conftest import AuditCast
+from tests.dashboard.audit.conftest import AuditCast
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "audit_log"
+TEMPLATES = Path(__file__).resolve().parents[3] / "templates" / "dashboard" / "audit"
 TAG = re.compile(r"<[^>]*>", re.S)
 
 

@@ -12,12 +12,12 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from apps.audit import selectors
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent, ChainVerification, Outcome, VerificationStatus
 from apps.audit.services import audit_record, chain_verification_run, chain_verification_start
-from apps.audit_log import selectors
 from tests.audit.test_chain_verification import bypassing_triggers
-from tests.audit_log.conftest import ACTOR, AuditCast
+from tests.dashboard.audit.conftest import ACTOR, AuditCast
 
 LOG = "/audit/"
 HTMX = {"HX-Request": "true"}

@@ -13,9 +13,9 @@ from django.urls import URLPattern, reverse
 
 from apps.audit.models import AuditEvent
 from apps.audit.services import audit_record, chain_verification_run
-from apps.audit_log import urls as audit_urls
+from apps.dashboard.audit import urls as audit_urls
 from apps.namespaces.models import Namespace
-from tests.audit_log.conftest import ACTOR, AuditCast, streamed
+from tests.dashboard.audit.conftest import ACTOR, AuditCast, streamed
 
 # The statuses each user gets: alice is a superuser; olive owns acme (the events asked for
 # are acme's where a URL names one); eddie edits and vera views acme; oscar owns globex.
@@ -36,18 +36,18 @@ class Call:
 
 def _verification(cast: AuditCast) -> str:
     verification = chain_verification_run(requested_by="beat", full=True)
-    return reverse("audit:verification", kwargs={"verification_id": verification.pk})
+    return reverse("dashboard:audit:verification", kwargs={"verification_id": verification.pk})
 
 
 OWNERS_TOO = {"alice": OK, "olive": OK, "oscar": OK, "eddie": OK, "vera": OK}
 CALLS = [
     # The log answers everyone signed in (those without audit access see an empty state).
-    Call("log", "get", lambda c: reverse("audit:log"), OWNERS_TOO),
-    Call("event", "get", lambda c: reverse("audit:event", args=[c.acme_event.pk]),
+    Call("log", "get", lambda c: reverse("dashboard:audit:log"), OWNERS_TOO),
+    Call("event", "get", lambda c: reverse("dashboard:audit:event", args=[c.acme_event.pk]),
          {"alice": OK, "olive": OK, "oscar": MISSING, "eddie": MISSING, "vera": MISSING}),
-    Call("export", "get", lambda c: reverse("audit:export"),
+    Call("export", "get", lambda c: reverse("dashboard:audit:export"),
          {"alice": OK, "olive": OK, "oscar": OK, "eddie": MISSING, "vera": MISSING}),
-    Call("verify", "post", lambda c: reverse("audit:verify"),
+    Call("verify", "post", lambda c: reverse("dashboard:audit:verify"),
          {"alice": REDIRECT, "olive": FORBIDDEN, "oscar": FORBIDDEN, "eddie": MISSING,
           "vera": MISSING}, {"full": "on"}),
     Call("verification", "get", _verification,
@@ -96,12 +96,12 @@ def test_it_refuses_verify_now_without_the_csrf_token(cast: AuditCast) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(cast.users["alice"])
     before = AuditEvent.objects.count()
-    assert client.post(reverse("audit:verify"), {"full": "on"}).status_code == 403
+    assert client.post(reverse("dashboard:audit:verify"), {"full": "on"}).status_code == 403
     assert AuditEvent.objects.count() == before  # nothing started, nothing audited
 
 
 def _listed_ids(client: Client, query: str = "") -> set[int]:
-    html = client.get(reverse("audit:log") + query).content.decode()
+    html = client.get(reverse("dashboard:audit:log") + query).content.decode()
     return {
         int(part.split("/", 1)[0])
         for part in html.split('href="/audit/')[1:]
@@ -126,17 +126,17 @@ def test_it_shows_a_superuser_every_event(cast: AuditCast) -> None:
 
 def test_it_keeps_another_namespace_out_of_an_owners_filters(cast: AuditCast) -> None:
     client = cast.client("olive")
-    response = client.get(reverse("audit:log") + "?namespace=globex")
+    response = client.get(reverse("dashboard:audit:log") + "?namespace=globex")
     html = response.content.decode()
     assert response.status_code == 200
     assert "test.globex" not in html
     assert '<option value="globex"' not in html
     assert "The filters are not valid." in html
-    assert client.get(reverse("audit:export") + "?namespace=globex").status_code == 400
+    assert client.get(reverse("dashboard:audit:export") + "?namespace=globex").status_code == 400
 
 
 def test_it_tells_a_member_without_audit_access_so(cast: AuditCast) -> None:
-    html = cast.client("vera").get(reverse("audit:log")).content.decode()
+    html = cast.client("vera").get(reverse("dashboard:audit:log")).content.decode()
     assert "You have no audit access." in html
     assert "test.acme" not in html
     assert 'id="filters"' not in html
@@ -148,7 +148,7 @@ def test_it_hides_events_of_no_namespace_from_owners(cast: AuditCast) -> None:
 
 
 def test_it_exports_to_an_owner_only_their_namespaces_events(cast: AuditCast) -> None:
-    response = cast.client("olive").get(reverse("audit:export"))
+    response = cast.client("olive").get(reverse("dashboard:audit:export"))
     lines = [json.loads(line) for line in streamed(response).splitlines()]
     assert lines
     assert {line["namespace_id"] for line in lines} == {cast.acme.pk}
@@ -156,10 +156,13 @@ def test_it_exports_to_an_owner_only_their_namespaces_events(cast: AuditCast) ->
 
 def test_it_keeps_the_chain_state_from_owners(cast: AuditCast) -> None:
     chain_verification_run(requested_by="beat", full=True)
-    html = cast.client("olive").get(reverse("audit:log")).content.decode()
+    html = cast.client("olive").get(reverse("dashboard:audit:log")).content.decode()
     assert "Chain integrity" not in html
     assert "Verify now" not in html
-    assert "Chain integrity" in cast.client("alice").get(reverse("audit:log")).content.decode()
+    assert (
+        "Chain integrity"
+        in cast.client("alice").get(reverse("dashboard:audit:log")).content.decode()
+    )
 
 
 HOSTILE = ('<script>alert(1)</script> "><img src=x onerror=alert(2)> '
@@ -181,11 +184,11 @@ def test_it_renders_hostile_values_inert_on_every_page(cast: AuditCast) -> None:
     client = cast.client("alice")
     quoted = "%3Cscript%3Ealert(1)%3C%2Fscript%3E%20%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert(2)%3E"
     pages = [
-        reverse("audit:log"),
-        reverse("audit:log") + f"?action={quoted}&actor={quoted}",
-        reverse("audit:log") + f"?subject={quoted}&since={quoted}",
-        reverse("audit:event", args=[hostile.pk]),
-        reverse("audit:verification", args=[verification.pk]),
+        reverse("dashboard:audit:log"),
+        reverse("dashboard:audit:log") + f"?action={quoted}&actor={quoted}",
+        reverse("dashboard:audit:log") + f"?subject={quoted}&since={quoted}",
+        reverse("dashboard:audit:event", args=[hostile.pk]),
+        reverse("dashboard:audit:verification", args=[verification.pk]),
     ]
     for page in pages:
         response = client.get(page)
@@ -193,10 +196,10 @@ def test_it_renders_hostile_values_inert_on_every_page(cast: AuditCast) -> None:
         html = response.content.decode()
         for raw in RAW:
             assert raw not in html, (page, raw)
-    detail = client.get(reverse("audit:event", args=[hostile.pk])).content.decode()
+    detail = client.get(reverse("dashboard:audit:event", args=[hostile.pk])).content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in detail
     fragment = client.get(
-        reverse("audit:log") + f"?actor={quoted}", headers={"HX-Request": "true"}
+        reverse("dashboard:audit:log") + f"?actor={quoted}", headers={"HX-Request": "true"}
     ).content.decode()
     for raw in RAW:
         assert raw not in fragment

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.audit_log.api import views
+from apps.accounts.api import views
 
 urlpatterns = [
     path("namespaces/<slug:namespace>/audit", views.AuditListView.as_view(), name="audit-list"),

@@ -11,7 +11,7 @@ from django.test import Client
 from apps.audit import chain
 from apps.audit.models import AuditEvent
 from apps.audit.services import audit_record
-from tests.audit_log.conftest import ACTOR, AuditCast, streamed
+from tests.dashboard.audit.conftest import ACTOR, AuditCast, streamed
 
 EXPORT = "/audit/export.jsonl"
 

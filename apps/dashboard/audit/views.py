@@ -1,10 +1,11 @@
 """The dashboard's audit viewer: the log with its filters in the address and cursor pages,
 an event's detail, the export as JSON lines, and the chain's verification.
 
-Who sees what (selectors.audit_scope_for): superusers every event; a namespace's owner the
-events of the namespaces they own; anyone else an empty log that says so, and 404 on every
-other URL here. The chain's state and "verify now" span every namespace: superusers only
-(owners get 403). One view and one template serve a page and its htmx fragment.
+Who sees what (apps.namespaces.selectors.audit_scope_for): superusers every event; a
+namespace's owner the events of the namespaces they own; anyone else an empty log that says
+so, and 404 on every other URL here. The chain's state and "verify now" span every
+namespace: superusers only (owners get 403). One view and one template serve a page and its
+htmx fragment.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.middleware import HtmxDetails
 
+from apps.audit import selectors
 from apps.audit.actors import Actor
 from apps.audit.models import ChainVerification
 from apps.audit.selectors import (
@@ -34,10 +36,12 @@ from apps.audit.selectors import (
     chain_verification_get,
     chain_verification_running,
 )
-from apps.audit_log import selectors
-from apps.audit_log.filters import PAGE_SIZES, AuditEventFilter
-from apps.audit_log.forms import VerifyForm
-from apps.audit_log.services import audit_export_record, chain_verification_request
+from apps.audit.services import audit_export_record
+from apps.audit.tasks import chain_verification_request
+from apps.dashboard.audit.filters import PAGE_SIZES, AuditEventFilter
+from apps.dashboard.audit.forms import VerifyForm
+from apps.memories.selectors import subject_external_ids
+from apps.namespaces.selectors import audit_scope_for, audit_scope_namespace, namespace_names
 from memoryhub.replica import reading_from_replica
 
 
@@ -49,7 +53,7 @@ class DashboardRequest(HttpRequest):
 def _scope(request: DashboardRequest, *, chain: bool = False) -> selectors.AuditScope:
     """The viewer's scope: 404 without any audit access; 403 for the chain's state unless a
     superuser."""
-    scope = selectors.audit_scope_for(request.user)
+    scope = audit_scope_for(request.user)
     if not scope.any:
         raise Http404("No audit access.")
     if chain and not scope.everything:
@@ -94,7 +98,7 @@ def audit_log(request: DashboardRequest) -> HttpResponse:
     """Newest first, filtered by the query string, a cursor page at a time, read from the
     replica when it may serve the request (memoryhub/replica.py). Not the export: it records
     itself in the log before it reads, so it reads the primary, through the event it names."""
-    scope = selectors.audit_scope_for(request.user)
+    scope = audit_scope_for(request.user)
     filterset = _filterset(request, scope)
     size = _page_size(request.GET.get("size"))
     context: dict[str, object] = {
@@ -107,7 +111,7 @@ def audit_log(request: DashboardRequest) -> HttpResponse:
         "filtered": bool(filterset.active_filters()),
         "count_cap": selectors.COUNT_CAP,
         # An event's address is the log's plus its id (urls.py): one reverse() per page.
-        "log_url": reverse("audit:log"),
+        "log_url": reverse("dashboard:audit:log"),
     }
     if scope.any and (not filterset.is_bound or filterset.is_valid()):
         context["page"] = reading_from_replica(
@@ -116,14 +120,17 @@ def audit_log(request: DashboardRequest) -> HttpResponse:
                 size=size,
                 after=request.GET.get("after", ""),
                 before=request.GET.get("before", ""),
+                name_subjects=subject_external_ids,
             )
         )
     if scope.any:
         status = chain_status_latest()
         if scope.everything:
             context.update(_chain_context(status))
-        context["chains"], context["chain_count"] = selectors.audit_chain_rows(scope, status)
-    template = "audit_log/log.html"
+        context["chains"], context["chain_count"] = selectors.audit_chain_rows(
+            scope, status, name_namespaces=namespace_names
+        )
+    template = "dashboard/audit/log.html"
     if request.htmx and not request.htmx.boosted:
         template += "#results"
     return render(request, template, context)
@@ -134,10 +141,12 @@ def audit_log(request: DashboardRequest) -> HttpResponse:
 def audit_event(request: DashboardRequest, event_id: int) -> HttpResponse:
     """One event, every field, its hash and prev_hash, and its neighbours in the scope."""
     scope = _scope(request)
-    view = selectors.audit_event_view(scope=scope, event_id=event_id)
+    view = selectors.audit_event_view(
+        scope=scope, event_id=event_id, name_subjects=subject_external_ids
+    )
     if view is None:
         raise Http404("Audit event not found.")
-    return render(request, "audit_log/event.html", {"view": view, "event": view.event})
+    return render(request, "dashboard/audit/event.html", {"view": view, "event": view.event})
 
 
 @login_required
@@ -157,7 +166,7 @@ def audit_export(request: DashboardRequest) -> HttpResponseBase:
         actor=Actor.for_user(request.user, request),
         filters=filterset.active_filters(),
         through_id=through_id,
-        namespace=selectors.audit_scope_namespace(scope, slug) if slug else None,
+        namespace=audit_scope_namespace(scope, slug) if slug else None,
     )
     response = StreamingHttpResponse(
         selectors.audit_export_lines(events=filterset.qs, through_id=through_id),
@@ -177,7 +186,7 @@ def chain_verify(request: DashboardRequest) -> HttpResponse:
     verification = chain_verification_request(
         actor=Actor.for_user(request.user, request), full=full
     )
-    return redirect("audit:verification", verification_id=verification.pk)
+    return redirect("dashboard:audit:verification", verification_id=verification.pk)
 
 
 @login_required
@@ -188,7 +197,7 @@ def chain_verification(request: DashboardRequest, verification_id: int) -> HttpR
     verification = chain_verification_get(verification_id=verification_id)
     if verification is None:
         raise Http404("Verification not found.")
-    template = "audit_log/verification.html"
+    template = "dashboard/audit/verification.html"
     if request.htmx:
         template += "#progress"
     return render(request, template, {"verification": verification})

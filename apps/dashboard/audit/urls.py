@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.audit_log import views
+from apps.dashboard.audit import views
 
 app_name = "audit"
 

@@ -12,8 +12,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from apps.audit.models import AuditEvent
-from tests.audit_log.conftest import AuditCast, build_audit_cast
 from tests.browser import PASSWORD, axe_problems, csp_refusals, log_in, watch_console
+from tests.dashboard.audit.conftest import AuditCast, build_audit_cast
 
 
 @pytest.fixture
