@@ -19,10 +19,6 @@ urlpatterns = [
     path("django-admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("apps.dashboard.urls")),
-    path("", include("apps.accounts.urls")),
-    path("", include("apps.governance.urls")),
-    path("", include("apps.context.urls")),
-    path("", include("apps.evaluation.urls")),
     path("", include("apps.privacy.urls")),
 ]
 

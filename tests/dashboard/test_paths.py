@@ -91,6 +91,9 @@ DASHBOARD_PATHS = [
 
 
 @pytest.mark.parametrize(("address", "route"), DASHBOARD_PATHS)
-def test_it_resolves_every_dashboard_address_to_its_route(address: str, route: str) -> None:
+def test_it_resolves_every_dashboard_address_to_a_dashboard_page(address: str, route: str) -> None:
     match = resolve(address)
     assert match.route == route
+    assert match.namespaces[0] == "dashboard"
+    view = getattr(match.func, "view_class", match.func)
+    assert view.__module__.startswith("apps.dashboard.")

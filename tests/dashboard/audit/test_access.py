@@ -81,7 +81,7 @@ def test_it_sends_anonymous_visitors_to_the_login(cast: AuditCast, call: Call) -
     url = call.url(cast)
     response = client.get(url) if call.method == "get" else client.post(url, call.data or {})
     assert response.status_code == 302
-    assert response["Location"].startswith(reverse("accounts:login"))
+    assert response["Location"].startswith(reverse("dashboard:account:login"))
 
 
 @pytest.mark.parametrize("call", CALLS, ids=str)
