@@ -594,10 +594,17 @@ def test_it_pages_through_many_keys(cast: KeyCast) -> None:
     client = cast.client("olive")  # 32 keys touch acme
     first = client.get(reverse("dashboard:keys:list") + "?size=25").content.decode()
     assert "1–25 of 32" in first
-    assert "offset=25" in first
-    second = client.get(reverse("dashboard:keys:list") + "?size=25&offset=25").content.decode()
+    after = re.search(r'after=([\w-]+)" rel="next"', first)
+    assert after is not None
+    second_page = f"?size=25&after={after[1]}"
+    second = client.get(reverse("dashboard:keys:list") + second_page).content.decode()
     assert "26–32 of 32" in second
-    seen = _listed(client, "?size=25") | _listed(client, "?size=25&offset=25")
+    assert 'rel="next"' not in second
+    before = re.search(r'before=([\w-]+)" rel="prev"', second)
+    assert before is not None
+    back = client.get(reverse("dashboard:keys:list") + f"?size=25&before={before[1]}")
+    assert "1–25 of 32" in back.content.decode()
+    seen = _listed(client, "?size=25") | _listed(client, second_page)
     assert len(seen) == 32
 
 

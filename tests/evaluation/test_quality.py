@@ -457,3 +457,19 @@ def test_deleting_a_case_or_a_variant_asks_first_naming_it(cast: Cast) -> None:
     assert editor.post(variant_url).status_code == 302
     assert not EvalCase.objects.filter(pk=case.pk).exists()
     assert not Variant.objects.filter(pk=variant.pk).exists()
+
+
+def test_it_pages_a_sets_cases_by_keyset(cast: Cast) -> None:
+    eval_set = demo_set(cast)
+    first = selectors.cases_page(eval_set=eval_set, size=2)
+    assert (first.start, first.end, first.total) == (1, 2, 3)
+    assert [row.case.position for row in first.rows] == sorted(r.case.position for r in first.rows)
+    assert first.next_cursor is not None
+    second = selectors.cases_page(eval_set=eval_set, size=2, after=first.next_cursor)
+    assert (second.start, second.end, second.next_cursor) == (3, 3, None)
+    assert second.previous_cursor is not None
+    back = selectors.cases_page(eval_set=eval_set, size=2, before=second.previous_cursor)
+    assert [row.case.pk for row in back.rows] == [row.case.pk for row in first.rows]
+    # A cursor that does not parse is the first page.
+    garbled = selectors.cases_page(eval_set=eval_set, size=2, after="not-a-cursor")
+    assert garbled.start == 1

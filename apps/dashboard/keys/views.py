@@ -54,6 +54,7 @@ from apps.dashboard.keys.forms import (
     ApiKeyFilterForm,
 )
 from apps.namespaces.selectors import namespaces_for_user
+from memoryhub.cursor_pages import PageOrder, cursor_page
 from memoryhub.exceptions import ApplicationError, NotFound
 
 
@@ -103,6 +104,8 @@ def _require_owner_of(request: DashboardRequest, slugs: list[str]) -> None:
 
 
 DEFAULT_PAGE_SIZE = 50
+# The list's order (api_keys_for_user's): newest first, the id breaking ties.
+NEWEST_KEYS = PageOrder("keys-newest", "created_at", descending=True)
 
 
 # The one-time tokens of the create forms this session has been given: token -> the prefix
@@ -141,7 +144,8 @@ def _create_token_spend(request: DashboardRequest, token: str, prefix: str) -> N
 @require_GET
 def api_keys(request: DashboardRequest) -> HttpResponse:
     """The keys the user may see, newest first, filtered by the query string (state, one of
-    their namespaces, page size) and paged by offset; htmx swaps the results in place."""
+    their namespaces, page size) and paged by keyset (memoryhub/cursor_pages.py); htmx swaps
+    the results in place."""
     owned = api_key_owned_namespaces(request.user)
     query = request.GET.copy()
     query.setdefault("size", str(DEFAULT_PAGE_SIZE))  # so that the page-size choice shows it
@@ -149,17 +153,21 @@ def api_keys(request: DashboardRequest) -> HttpResponse:
     filters.is_valid()
     data = filters.cleaned_data  # the valid filters; an invalid one shows its error
     size = data.get("size") or DEFAULT_PAGE_SIZE
-    try:
-        offset = max(int(request.GET.get("offset", 0)), 0)
-    except ValueError:
-        offset = 0
     keys = api_keys_for_user(
         request.user, state=data.get("state") or "", namespace_slug=data.get("namespace") or ""
     )
     total = keys.count()
-    rows = api_key_scopes(request.user, keys[offset : offset + size])
+    page = cursor_page(
+        keys,
+        order=NEWEST_KEYS,
+        size=size,
+        after=request.GET.get("after", ""),
+        before=request.GET.get("before", ""),
+    )
+    rows = api_key_scopes(request.user, page.rows)
     kept = request.GET.copy()
-    kept.pop("offset", None)
+    for name in ("after", "before"):
+        kept.pop(name, None)
     template = "dashboard/keys/api_keys.html"
     if request.htmx and not request.htmx.boosted:
         template += "#results"
@@ -170,10 +178,10 @@ def api_keys(request: DashboardRequest) -> HttpResponse:
             "filters": filters,
             "rows": rows,
             "total": total,
-            "start": offset + 1 if rows else 0,
-            "end": offset + len(rows),
-            "next_offset": offset + size if offset + size < total else None,
-            "previous_offset": max(offset - size, 0) if offset else None,
+            "start": page.start,
+            "end": page.end,
+            "next_cursor": page.next_cursor,
+            "previous_cursor": page.previous_cursor,
             "filter_string": kept.urlencode(),
             "filtered": bool(data.get("state") or data.get("namespace")),
             "can_create": owned.exists(),

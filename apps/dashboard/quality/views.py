@@ -209,30 +209,26 @@ def set_detail(request: DashboardRequest, slug: str, set_id: str) -> HttpRespons
         )
         if started is not None:
             return started
-    offset = _offset(request.GET.get("offset"))
-    rows, total = selectors.cases_page(eval_set=eval_set, offset=offset)
-    _read_record(request, namespace, "eval_cases", [row.case for row in rows])
+    cases = selectors.cases_page(
+        eval_set=eval_set,
+        after=request.GET.get("after", ""),
+        before=request.GET.get("before", ""),
+    )
+    _read_record(request, namespace, "eval_cases", [row.case for row in cases.rows])
     context = page_context(
         request,
         namespace,
         eval_set=eval_set,
-        rows=rows,
-        total=total,
-        start=offset + 1,
-        end=offset + len(rows),
-        previous_offset=max(offset - 50, 0) if offset else None,
-        next_offset=offset + 50 if offset + 50 < total else None,
+        rows=cases.rows,
+        total=cases.total,
+        start=cases.start,
+        end=cases.end,
+        previous_cursor=cases.previous_cursor,
+        next_cursor=cases.next_cursor,
         runs=selectors.runs_of(eval_set=eval_set),
         form=form,
     )
     return render(request, "dashboard/quality/set.html", context)
-
-
-def _offset(raw: str | None) -> int:
-    try:
-        return max(int(raw or 0), 0)
-    except ValueError:
-        return 0
 
 
 @login_required
