@@ -69,8 +69,8 @@ from django.utils import timezone  # noqa: E402
 
 from apps.audit.actors import Actor  # noqa: E402
 from apps.audit.models import AuditEvent, ChainHead, VerificationStatus  # noqa: E402
+from apps.audit.selectors import NEWEST_FIRST  # noqa: E402
 from apps.audit.services import audit_record, chain_verification_run  # noqa: E402
-from apps.audit_log.selectors import _cursor  # noqa: E402
 from apps.namespaces.services import namespace_create  # noqa: E402
 from bench.dashboard_bench import Statements, checked  # noqa: E402
 from bench.machine import terminate_as_exit  # noqa: E402
@@ -80,6 +80,7 @@ from bench.recall_bench import (  # noqa: E402
     percentile,
 )
 from bench.summary_bench import cpu_name  # noqa: E402
+from memoryhub.cursor_pages import cursor_page  # noqa: E402
 
 GOAL_MS = 200.0
 CHUNK = 100_000
@@ -166,6 +167,14 @@ def load(events: int, log: Callable[[str], None]) -> dict[str, Any]:
     return {"first": first_id, "last": last_id, "namespaces": namespaces}
 
 
+def _cursor_at(event_id: int) -> str:
+    """The log's cursor after `event_id` (its next page starts at the event below it)."""
+    two = AuditEvent.objects.filter(id__gte=event_id - 1, id__lte=event_id)
+    cursor = cursor_page(two, order=NEWEST_FIRST, size=1).next_cursor
+    assert cursor is not None
+    return cursor
+
+
 def probes(loaded: dict[str, Any], rng: random.Random) -> dict[str, Callable[[], str]]:
     """Each kind's next URL."""
     first, last = loaded["first"], loaded["last"]
@@ -175,7 +184,7 @@ def probes(loaded: dict[str, Any], rng: random.Random) -> dict[str, Callable[[],
 
     def deep() -> str:
         event_id = rng.randint(first, first + (last - first) // 2)
-        return f"/audit/?after={_cursor(event_id, last - event_id + 1)}"
+        return f"/audit/?after={_cursor_at(event_id)}"
 
     def subject() -> str:
         row = rng.randrange(SUBJECTS)

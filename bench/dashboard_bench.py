@@ -87,7 +87,7 @@ from rest_framework.test import APIClient  # noqa: E402
 from apps.accounts.models import ApiKey  # noqa: E402
 from apps.accounts.services import api_key_create  # noqa: E402
 from apps.audit.actors import Actor  # noqa: E402
-from apps.governance.views.explorer import SEARCH_HITS  # noqa: E402
+from apps.dashboard.memories.views.explorer import SEARCH_HITS  # noqa: E402
 from apps.memories.embeddings import EmbeddingProvider, get_provider, set_provider  # noqa: E402
 from apps.memories.models import Kind, Memory, Status  # noqa: E402
 from apps.memories.row_encryption import KeyCache  # noqa: E402

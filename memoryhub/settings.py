@@ -86,9 +86,9 @@ INSTALLED_APPS = [
     "apps.pipeline",
     "apps.context",
     "apps.privacy",
-    "apps.audit_log",
     "apps.evaluation",
     "apps.governance",
+    "apps.dashboard",
     "apps.mcp_server",
     "apps.demo",
     "apps.backups",
@@ -248,16 +248,16 @@ AXES_FAILURE_LIMIT = env_int("MEMORYHUB_LOGIN_FAILURES", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORYHUB_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "apps.accounts.views.locked_out"
+AXES_LOCKOUT_CALLABLE = "apps.dashboard.account.views.locked_out"
 AXES_VERBOSE = False
 AXES_CLIENT_IP_CALLABLE = "memoryhub.client_address.client_address"
 # Behind reverse proxies (a TLS terminator, a load balancer): how many, each appending to
 # X-Forwarded-For. 0 trusts REMOTE_ADDR alone. Per-address limits and the audit log's `ip`
 # use the address this yields (memoryhub/client_address.py).
 MEMORYHUB_TRUSTED_PROXIES = env_int("MEMORYHUB_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
-LOGIN_URL = "accounts:login"
-LOGIN_REDIRECT_URL = "governance:overview"
-LOGOUT_REDIRECT_URL = "accounts:login"
+LOGIN_URL = "dashboard:account:login"
+LOGIN_REDIRECT_URL = "dashboard:overview:index"
+LOGOUT_REDIRECT_URL = "dashboard:account:login"
 
 # --- Internationalisation, static files -----------------------------------------------------
 LANGUAGE_CODE = "en"

@@ -405,3 +405,18 @@ def chain_truncation(*, chain_key: int | None = None) -> chain.BrokenLink | None
         "the chain head points at an event that is missing or altered (log truncated)",
         row[0],
     )
+
+
+def audit_export_record(
+    *, actor: Actor, filters: list[str], through_id: int, namespace: Any | None = None
+) -> AuditEvent:
+    """Audit an export of the log: who, which filters (names only: their values may name
+    people), up to which event. `namespace` when the export is of one namespace, so its
+    owner sees the export too."""
+    return audit_record(
+        actor=actor,
+        action="audit.export",
+        namespace=namespace,
+        object_type="audit_export",
+        details={"filters": filters, "through_event_id": through_id},
+    )

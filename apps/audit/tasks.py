@@ -4,20 +4,19 @@ the services; without a broker the work runs in this process after the commit.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from celery import shared_task
 from django.db import OperationalError
 
+from apps.audit.actors import Actor
+from apps.audit.models import ChainVerification
 from apps.audit.services import (
     chain_verification_execute,
     chain_verification_fail,
     chain_verification_start,
 )
 from memoryhub.tasks import after_commit
-
-if TYPE_CHECKING:
-    pass
 
 
 @shared_task(bind=True, name="audit.chain_verify", max_retries=5)
@@ -54,3 +53,13 @@ def chain_verification_enqueue(verification_id: int) -> None:
             verification_id=verification_id, reason="the task queue is down"
         ),
     )
+
+
+def chain_verification_request(*, actor: Actor, full: bool) -> ChainVerification:
+    """ "Verify now": a running verification, walked after the commit (on a worker, or in
+    this process without a broker). Audited as `audit.chain_verify`."""
+    verification = chain_verification_start(
+        requested_by=f"user:{actor.name}", actor=actor, full=full
+    )
+    chain_verification_enqueue(verification.pk)
+    return verification

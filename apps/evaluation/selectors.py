@@ -17,6 +17,7 @@ from apps.evaluation.models import CaseResult, EvalCase, EvalRun, EvalSet, RunSt
 from apps.memories.models import SEARCH_FIELDS, Memory, Subject
 from apps.memories.row_encryption import KeyCache, open_memory, open_row
 from apps.namespaces.models import Namespace
+from memoryhub.cursor_pages import PageOrder, cursor_page
 from memoryhub.exceptions import NotFound
 
 # The figures a run's page and a comparison show, in order: (key, higher is better).
@@ -128,22 +129,51 @@ class CaseRow:
     subject: str  # the subject's external id, "" for shared-only
 
 
+# A set's cases in their order in the set, the id breaking ties.
+CASES_IN_ORDER = PageOrder("cases", "position", descending=False)
+
+
+@dataclass(frozen=True)
+class CasePage:
+    rows: list[CaseRow]
+    total: int
+    start: int  # the number of the first row (1-based); 0 on an empty page
+    end: int
+    next_cursor: str | None
+    previous_cursor: str | None
+
+
 def cases_page(
-    *, eval_set: EvalSet, offset: int = 0, size: int = 50, keys: KeyCache | None = None
-) -> tuple[list[CaseRow], int]:
-    """A page of the set's cases with their questions decrypted, and the total."""
+    *,
+    eval_set: EvalSet,
+    after: str = "",
+    before: str = "",
+    size: int = 50,
+    keys: KeyCache | None = None,
+) -> CasePage:
+    """A page of the set's cases in their order, with their questions decrypted, and the
+    total: by keyset (memoryhub/cursor_pages.py), `after` a cursor the next page, `before`
+    one the previous; a cursor that does not parse is the first page."""
     keys = keys or KeyCache()
-    queryset = eval_set.cases.select_related("subject").order_by("position")
+    queryset = eval_set.cases.select_related("subject")
     total = queryset.count()
+    page = cursor_page(queryset, order=CASES_IN_ORDER, size=size, after=after, before=before)
     rows = [
         CaseRow(
             case,
             open_row(keys, case, case.namespace_id, case.subject_id),
             case.subject.external_id if case.subject else "",
         )
-        for case in queryset[offset : offset + size]
+        for case in page.rows
     ]
-    return rows, total
+    return CasePage(
+        rows=rows,
+        total=total,
+        start=page.start,
+        end=page.end,
+        next_cursor=page.next_cursor,
+        previous_cursor=page.previous_cursor,
+    )
 
 
 @dataclass

@@ -28,7 +28,6 @@ SOURCE_CHOICES = [
 ]
 PII_CHOICES = [(f"pii:{kind}", kind.upper() if len(kind) <= 4 else kind) for kind in pii.TYPES]
 KIND_CHOICES = [(kind.value, kind.label) for kind in Kind]
-PAGE_SIZES = (25, 50, 100)
 
 
 class MemoryFilter(django_filters.FilterSet):

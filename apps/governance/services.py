@@ -1,5 +1,5 @@
-"""Writes of the governance pages that are not a store's own: the record that a person read
-decrypted content, and the purge job (started, run in batches, finished with a receipt).
+"""Writes behind the dashboard's memory pages that are not a store's own: the record that a
+person read decrypted content, and the purge job (started, run in batches, finished with a receipt).
 
 Each function is keyword-only and writes its audit event in its own transaction. Details are
 content-free: ids, counts, filter names, the reason given.

@@ -6,7 +6,7 @@ A memory or subject outside that namespace is NotFound, exactly like one that ne
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -169,3 +169,11 @@ def procedural_memories(
         memory.namespace = namespace
     overflow = list(ordered.values_list("id", "prompt_tokens")[limit : limit * 20])
     return memories, overflow
+
+
+def subject_external_ids(ids: Collection[uuid.UUID]) -> dict[str, str]:
+    """The external ids the subjects with these ids go by (subject id as text -> external id);
+    an erased subject is absent. For naming subjects in lists the caller has already scoped
+    (the audit viewer's events)."""
+    found = Subject.objects.filter(pk__in=list(ids)).values_list("pk", "external_id")
+    return {str(pk): external_id for pk, external_id in found}

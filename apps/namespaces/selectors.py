@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.utils.translation import gettext_noop
 
+from apps.audit.selectors import AuditScope
 from apps.namespaces.models import ROLE_RANK, Membership, MembershipRole, Namespace
 from memoryhub.exceptions import NotFound
 
@@ -56,3 +59,22 @@ def namespace_with_role(user: User, slug: str) -> tuple[Namespace, str]:
     if membership is None:
         raise NotFound(gettext_noop("Namespace not found."))
     return membership.namespace, membership.role
+
+
+def namespace_names(ids: Collection[int]) -> dict[int, str]:
+    """The names of the namespaces with these ids (the caller has scoped the ids)."""
+    return dict(Namespace.objects.filter(pk__in=list(ids)).values_list("pk", "name"))
+
+
+def audit_scope_for(user: User) -> AuditScope:
+    """What `user` may read of the audit log: a superuser every event; an owner the events of
+    the namespaces they own; anyone else none (one query)."""
+    owned = namespaces_for_user(user, min_role=MembershipRole.OWNER).values_list("slug", "pk")
+    return AuditScope(everything=user.is_superuser, namespaces=dict(owned))
+
+
+def audit_scope_namespace(scope: AuditScope, slug: str) -> Namespace | None:
+    """A namespace of the audit scope by slug (None outside it)."""
+    if slug not in scope.namespaces:
+        return None
+    return Namespace.objects.filter(pk=scope.namespaces[slug]).first()

@@ -16,12 +16,12 @@ from django.test import Client
 from django.urls import URLPattern, reverse
 from django.utils import timezone
 
-from apps.accounts import urls as accounts_urls
 from apps.accounts.models import ApiKey
 from apps.accounts.selectors import RAW_KEY_PATTERN, api_keys_for_user
 from apps.accounts.services import api_key_create, api_key_revoke, api_key_set_expiry
 from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent
+from apps.dashboard.keys import urls as keys_urls
 from apps.namespaces.services import namespace_create
 from memoryhub.exceptions import ApplicationError
 from tests.accounts.key_cast import KeyCast, build_key_cast
@@ -29,7 +29,7 @@ from tests.audit_events import no_event, one_event
 from tests.conftest import api_client
 from tests.scanning import columns_containing
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "accounts"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "dashboard" / "keys"
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ class Call:
 
 
 def _key_url(name: str) -> Callable[[KeyCast], str]:
-    return lambda cast: reverse(f"accounts:{name}", kwargs={"prefix": cast.acme_key.prefix})
+    return lambda cast: reverse(f"dashboard:keys:{name}", kwargs={"prefix": cast.acme_key.prefix})
 
 
 def _new_key_data(cast: KeyCast) -> dict[str, str]:
@@ -66,17 +66,17 @@ def _tomorrow() -> str:
 # Every URL and method that concerns acme's key, or creating a key in acme: only acme's
 # owner (and superusers) may; other members get 403; everyone else 404.
 ACME_CALLS = [
-    Call("api_key_new", "post", lambda c: reverse("accounts:api_key_new"), _new_key_data),
-    Call("api_key", "get", _key_url("api_key")),
-    Call("api_key_revoke", "get", _key_url("api_key_revoke")),
-    Call("api_key_revoke", "post", _key_url("api_key_revoke")),
-    Call("api_key_expiry", "post", _key_url("api_key_expiry"),
+    Call("new", "post", lambda c: reverse("dashboard:keys:new"), _new_key_data),
+    Call("detail", "get", _key_url("detail")),
+    Call("revoke", "get", _key_url("revoke")),
+    Call("revoke", "post", _key_url("revoke")),
+    Call("expiry", "post", _key_url("expiry"),
          lambda c: {"action": "set", "expires_on": _tomorrow()}),
 ]  # fmt: skip
 # And the URLs of no one key: open to every signed-in user, each seeing their own.
 OPEN_CALLS = [
-    Call("api_keys", "get", lambda c: reverse("accounts:api_keys")),
-    Call("api_key_new", "get", lambda c: reverse("accounts:api_key_new")),
+    Call("list", "get", lambda c: reverse("dashboard:keys:list")),
+    Call("new", "get", lambda c: reverse("dashboard:keys:new")),
 ]
 CALLS = ACME_CALLS + OPEN_CALLS
 
@@ -89,12 +89,12 @@ def _send(client: Client, call: Call, cast: KeyCast) -> int:
 def test_it_covers_every_api_key_url() -> None:
     names = {
         pattern.name
-        for pattern in accounts_urls.urlpatterns
+        for pattern in keys_urls.urlpatterns
         if isinstance(pattern, URLPattern) and str(pattern.pattern).startswith("api-keys/")
     }
     assert names == {call.name for call in CALLS}
     assert {(c.name, c.method) for c in ACME_CALLS} >= {
-        (name, "post") for name in names if name not in ("api_keys", "api_key")
+        (name, "post") for name in names if name not in ("list", "detail")
     }
 
 
@@ -122,13 +122,13 @@ def test_it_lets_only_owners_and_superusers_act(cast: KeyCast, call: Call, user:
 def test_it_refuses_the_create_form_to_someone_who_owns_no_namespace(
     cast: KeyCast, user: str
 ) -> None:
-    response = cast.client(user).get(reverse("accounts:api_key_new"))
+    response = cast.client(user).get(reverse("dashboard:keys:new"))
     assert response.status_code == 403
 
 
 @pytest.mark.parametrize("user", ["olive", "oscar", "root"])
 def test_it_offers_the_create_form_only_the_namespaces_one_owns(cast: KeyCast, user: str) -> None:
-    html = cast.client(user).get(reverse("accounts:api_key_new")).content.decode()
+    html = cast.client(user).get(reverse("dashboard:keys:new")).content.decode()
     offered = set(re.findall(r'name="namespaces" value="([^"]+)"', html))
     assert offered == {"olive": {"acme"}, "oscar": {"globex"}, "root": {"acme", "globex"}}[user]
 
@@ -138,7 +138,7 @@ def test_it_sends_anonymous_visitors_to_the_login(cast: KeyCast, call: Call) -> 
     client = Client()
     response = client.get(call.url(cast)) if call.method == "get" else client.post(call.url(cast))
     assert response.status_code == 302
-    assert response["Location"].startswith(reverse("accounts:login"))
+    assert response["Location"].startswith(reverse("dashboard:account:login"))
 
 
 @pytest.mark.parametrize("call", [c for c in CALLS if c.method == "post"], ids=str)
@@ -152,7 +152,7 @@ def test_it_refuses_a_post_without_the_csrf_token(cast: KeyCast, call: Call) -> 
 
 
 def _listed(client: Client, query: str = "") -> set[str]:
-    html = client.get(reverse("accounts:api_keys") + query).content.decode()
+    html = client.get(reverse("dashboard:keys:list") + query).content.decode()
     return set(re.findall(r'href="/api-keys/([0-9a-f]{12})/"', html))
 
 
@@ -166,17 +166,17 @@ def test_it_lists_the_keys_that_touch_a_namespace_one_owns(cast: KeyCast) -> Non
 
 
 def test_it_tells_a_non_owner_why_the_list_is_empty(cast: KeyCast) -> None:
-    html = cast.client("eddie").get(reverse("accounts:api_keys")).content.decode()
+    html = cast.client("eddie").get(reverse("dashboard:keys:list")).content.decode()
     assert "You own no namespace" in html
     assert "Acme support bot" not in html
-    assert reverse("accounts:api_key_new") not in html
+    assert reverse("dashboard:keys:new") not in html
 
 
 def test_it_hides_the_other_tenant_of_a_shared_key(cast: KeyCast) -> None:
     client = cast.client("oscar")  # owns globex; the shared key also opens acme
     for url in (
-        reverse("accounts:api_keys"),
-        reverse("accounts:api_key", kwargs={"prefix": cast.shared_key.prefix}),
+        reverse("dashboard:keys:list"),
+        reverse("dashboard:keys:detail", kwargs={"prefix": cast.shared_key.prefix}),
     ):
         html = client.get(url).content.decode()
         assert "Cross-tenant importer" in html
@@ -187,18 +187,18 @@ def test_it_hides_the_other_tenant_of_a_shared_key(cast: KeyCast) -> None:
 def test_it_lets_a_partial_owner_see_but_not_change_a_shared_key(cast: KeyCast) -> None:
     client = cast.client("olive")  # owns acme, not globex
     prefix = cast.shared_key.prefix
-    detail = client.get(reverse("accounts:api_key", kwargs={"prefix": prefix}))
+    detail = client.get(reverse("dashboard:keys:detail", kwargs={"prefix": prefix}))
     assert detail.status_code == 200
     assert "Only someone who owns every namespace" in detail.content.decode()
-    assert reverse("accounts:api_key_revoke", kwargs={"prefix": prefix}) not in (
+    assert reverse("dashboard:keys:revoke", kwargs={"prefix": prefix}) not in (
         detail.content.decode()
     )
     with no_event():
         for response in (
-            client.get(reverse("accounts:api_key_revoke", kwargs={"prefix": prefix})),
-            client.post(reverse("accounts:api_key_revoke", kwargs={"prefix": prefix})),
+            client.get(reverse("dashboard:keys:revoke", kwargs={"prefix": prefix})),
+            client.post(reverse("dashboard:keys:revoke", kwargs={"prefix": prefix})),
             client.post(
-                reverse("accounts:api_key_expiry", kwargs={"prefix": prefix}),
+                reverse("dashboard:keys:expiry", kwargs={"prefix": prefix}),
                 {"action": "set", "expires_on": _tomorrow()},
             ),
         ):
@@ -212,7 +212,7 @@ def test_it_lets_a_superuser_revoke_a_shared_key(cast: KeyCast) -> None:
     prefix = cast.shared_key.prefix
     with one_event("api_key.revoke"):
         response = cast.client("root").post(
-            reverse("accounts:api_key_revoke", kwargs={"prefix": prefix})
+            reverse("dashboard:keys:revoke", kwargs={"prefix": prefix})
         )
     assert response.status_code == 302
     cast.shared_key.refresh_from_db()
@@ -230,12 +230,12 @@ def test_it_refuses_to_create_a_key_in_a_namespace_one_does_not_own(cast: KeyCas
     token = _create_token(client)
     with no_event():
         outsider = client.post(
-            reverse("accounts:api_key_new"),
+            reverse("dashboard:keys:new"),
             {"name": "x", "namespaces": ["acme", "globex"], "permissions": "context",
              "once": token},
         )  # fmt: skip
         missing = client.post(
-            reverse("accounts:api_key_new"),
+            reverse("dashboard:keys:new"),
             {"name": "x", "namespaces": "no-such", "permissions": "context", "once": token},
         )
     assert outsider.status_code == 404
@@ -250,7 +250,7 @@ def test_it_refuses_to_create_a_key_in_a_namespace_one_does_not_own(cast: KeyCas
 
 
 def _create_token(client: Client) -> str:
-    html = client.get(reverse("accounts:api_key_new")).content.decode()
+    html = client.get(reverse("dashboard:keys:new")).content.decode()
     found = re.search(r'name="once" value="([^"]+)"', html)
     assert found is not None
     return found.group(1)
@@ -260,7 +260,7 @@ def _create(client: Client, **fields: object) -> tuple[str, object]:
     token = _create_token(client)
     data = {"name": "Support bot", "namespaces": ["acme"],
             "permissions": ["memories:read", "context"], "once": token, **fields}  # fmt: skip
-    return token, client.post(reverse("accounts:api_key_new"), data)
+    return token, client.post(reverse("dashboard:keys:new"), data)
 
 
 def _raw_key_in(html: str) -> str:
@@ -297,7 +297,7 @@ def test_it_binds_a_default_subject_for_the_mcp_tools_and_shows_it(cast: KeyCast
     raw = _raw_key_in(response.content.decode())  # type: ignore[attr-defined]
     prefix = RAW_KEY_PATTERN.match(raw).group("prefix")  # type: ignore[union-attr]
     assert ApiKey.objects.get(prefix=prefix).default_subject == "user-42"
-    page = client.get(reverse("accounts:api_key", kwargs={"prefix": prefix})).content.decode()
+    page = client.get(reverse("dashboard:keys:detail", kwargs={"prefix": prefix})).content.decode()
     assert '<dd class="mono">user-42</dd>' in page
 
 
@@ -307,16 +307,16 @@ def test_it_shows_the_raw_key_nowhere_else(cast: KeyCast) -> None:
     raw = _raw_key_in(response.content.decode())  # type: ignore[attr-defined]
     prefix, secret = RAW_KEY_PATTERN.match(raw).group("prefix", "secret")  # type: ignore[union-attr]
     pages = [
-        reverse("accounts:api_keys"),
-        reverse("accounts:api_key", kwargs={"prefix": prefix}),
-        reverse("accounts:api_key_revoke", kwargs={"prefix": prefix}),
-        reverse("accounts:api_key_new"),
-        reverse("audit:log"),
+        reverse("dashboard:keys:list"),
+        reverse("dashboard:keys:detail", kwargs={"prefix": prefix}),
+        reverse("dashboard:keys:revoke", kwargs={"prefix": prefix}),
+        reverse("dashboard:keys:new"),
+        reverse("dashboard:audit:log"),
     ]
     for page in pages:
         html = cast.client("root").get(page).content.decode() + client.get(page).content.decode()
         assert secret not in html, page
-    assert prefix in client.get(reverse("accounts:api_keys")).content.decode()
+    assert prefix in client.get(reverse("dashboard:keys:list")).content.decode()
     for event in AuditEvent.objects.all():
         assert secret not in str(event.details) + event.object_id + event.actor_name
     assert columns_containing(secret) == []  # not in the session either
@@ -330,13 +330,15 @@ def test_it_does_not_create_a_second_key_from_a_resubmitted_form(cast: KeyCast) 
     count = ApiKey.objects.count()
     with no_event():
         again = client.post(
-            reverse("accounts:api_key_new"),
+            reverse("dashboard:keys:new"),
             {"name": "Support bot", "namespaces": "acme", "permissions": "context",
              "once": token},
             follow=True,
         )  # fmt: skip
     assert ApiKey.objects.count() == count
-    assert again.redirect_chain == [(reverse("accounts:api_key", kwargs={"prefix": prefix}), 302)]
+    assert again.redirect_chain == [
+        (reverse("dashboard:keys:detail", kwargs={"prefix": prefix}), 302)
+    ]
     html = again.content.decode()
     assert "This form was already used" in html
     assert secret not in html
@@ -347,7 +349,7 @@ def test_it_refuses_a_form_it_did_not_hand_out(cast: KeyCast) -> None:
     client = cast.client("olive")
     with no_event():
         response = client.post(
-            reverse("accounts:api_key_new"),
+            reverse("dashboard:keys:new"),
             {"name": "Bot", "namespaces": "acme", "permissions": "context", "once": "forged"},
         )
     assert response.status_code == 200
@@ -400,7 +402,7 @@ def test_it_sets_the_expiry_of_a_new_key_to_the_start_of_that_day_in_the_viewers
 def test_it_says_what_the_key_can_do_in_each_namespace_in_words(cast: KeyCast) -> None:
     html = (
         cast.client("olive")
-        .get(reverse("accounts:api_key", kwargs={"prefix": cast.acme_key.prefix}))
+        .get(reverse("dashboard:keys:detail", kwargs={"prefix": cast.acme_key.prefix}))
         .content.decode()
     )
     abilities = html[html.index('id="abilities-heading"') :]
@@ -419,19 +421,19 @@ def test_it_says_a_revoked_key_can_do_nothing(cast: KeyCast) -> None:
     api_key_revoke(actor=Actor.system("tests"), api_key=cast.acme_key)
     html = (
         cast.client("olive")
-        .get(reverse("accounts:api_key", kwargs={"prefix": cast.acme_key.prefix}))
+        .get(reverse("dashboard:keys:detail", kwargs={"prefix": cast.acme_key.prefix}))
         .content.decode()
     )
     assert "Nothing any more: it is revoked" in html
     assert "A revoked or expired key is final" in html
-    assert reverse("accounts:api_key_expiry", kwargs={"prefix": cast.acme_key.prefix}) not in html
+    assert reverse("dashboard:keys:expiry", kwargs={"prefix": cast.acme_key.prefix}) not in html
 
 
 # --- Revoking -------------------------------------------------------------------------------
 
 
 def test_it_asks_for_a_confirmation_that_names_the_key(cast: KeyCast) -> None:
-    url = reverse("accounts:api_key_revoke", kwargs={"prefix": cast.acme_key.prefix})
+    url = reverse("dashboard:keys:revoke", kwargs={"prefix": cast.acme_key.prefix})
     with no_event():
         html = cast.client("olive").get(url).content.decode()
     assert "Revoke this API key?" in html
@@ -443,11 +445,11 @@ def test_it_asks_for_a_confirmation_that_names_the_key(cast: KeyCast) -> None:
 
 def test_it_revokes_a_key_and_the_api_refuses_it_from_then_on(cast: KeyCast) -> None:
     assert api_client(cast.acme_raw).get("/api/v1/namespaces/acme/memories").status_code == 200
-    url = reverse("accounts:api_key_revoke", kwargs={"prefix": cast.acme_key.prefix})
+    url = reverse("dashboard:keys:revoke", kwargs={"prefix": cast.acme_key.prefix})
     with one_event("api_key.revoke") as events:
         response = cast.client("olive").post(url, follow=True)
     assert response.redirect_chain[-1][0] == reverse(
-        "accounts:api_key", kwargs={"prefix": cast.acme_key.prefix}
+        "dashboard:keys:detail", kwargs={"prefix": cast.acme_key.prefix}
     )
     assert "is revoked" in response.content.decode()
     assert events[0].actor_name == "olive"
@@ -460,7 +462,7 @@ def test_it_does_not_revoke_a_revoked_key_again(cast: KeyCast) -> None:
     api_key_revoke(actor=Actor.system("tests"), api_key=cast.acme_key)
     cast.acme_key.refresh_from_db()
     revoked_at = cast.acme_key.revoked_at
-    url = reverse("accounts:api_key_revoke", kwargs={"prefix": cast.acme_key.prefix})
+    url = reverse("dashboard:keys:revoke", kwargs={"prefix": cast.acme_key.prefix})
     with no_event():
         response = cast.client("olive").post(url, follow=True)
     assert "already revoked" in response.content.decode()
@@ -472,7 +474,7 @@ def test_it_does_not_revoke_a_revoked_key_again(cast: KeyCast) -> None:
 
 
 def _expiry(client: Client, cast: KeyCast, **data: str) -> object:
-    url = reverse("accounts:api_key_expiry", kwargs={"prefix": cast.acme_key.prefix})
+    url = reverse("dashboard:keys:expiry", kwargs={"prefix": cast.acme_key.prefix})
     return client.post(url, data, follow=True)
 
 
@@ -516,7 +518,7 @@ def test_it_clears_an_expiry(cast: KeyCast) -> None:
 def test_it_refuses_an_expiry_that_is_not_a_day_to_come(
     cast: KeyCast, data: dict[str, str], error: str
 ) -> None:
-    url = reverse("accounts:api_key_expiry", kwargs={"prefix": cast.acme_key.prefix})
+    url = reverse("dashboard:keys:expiry", kwargs={"prefix": cast.acme_key.prefix})
     with no_event():
         response = cast.client("olive").post(url, data)
     assert response.status_code == 200
@@ -571,13 +573,13 @@ def test_it_filters_by_state_and_by_namespace(cast: KeyCast) -> None:
     assert _listed(root, "?state=revoked") == {cast.globex_key.prefix}
     assert _listed(root, "?state=expired") == {cast.shared_key.prefix}
     assert _listed(root, "?namespace=globex") == {cast.globex_key.prefix, cast.shared_key.prefix}
-    html = root.get(reverse("accounts:api_keys") + "?state=expired").content.decode()
+    html = root.get(reverse("dashboard:keys:list") + "?state=expired").content.decode()
     assert "Expired" in html
 
 
 def test_it_does_not_let_the_namespace_filter_probe_another_tenant(cast: KeyCast) -> None:
     assert list(api_keys_for_user(cast.users["olive"], namespace_slug="globex")) == []
-    response = cast.client("olive").get(reverse("accounts:api_keys") + "?namespace=globex")
+    response = cast.client("olive").get(reverse("dashboard:keys:list") + "?namespace=globex")
     assert "Select a valid choice." in response.content.decode()
 
 
@@ -590,24 +592,31 @@ def test_it_pages_through_many_keys(cast: KeyCast) -> None:
             permissions=["context"],
         )
     client = cast.client("olive")  # 32 keys touch acme
-    first = client.get(reverse("accounts:api_keys") + "?size=25").content.decode()
+    first = client.get(reverse("dashboard:keys:list") + "?size=25").content.decode()
     assert "1–25 of 32" in first
-    assert "offset=25" in first
-    second = client.get(reverse("accounts:api_keys") + "?size=25&offset=25").content.decode()
+    after = re.search(r'after=([\w-]+)" rel="next"', first)
+    assert after is not None
+    second_page = f"?size=25&after={after[1]}"
+    second = client.get(reverse("dashboard:keys:list") + second_page).content.decode()
     assert "26–32 of 32" in second
-    seen = _listed(client, "?size=25") | _listed(client, "?size=25&offset=25")
+    assert 'rel="next"' not in second
+    before = re.search(r'before=([\w-]+)" rel="prev"', second)
+    assert before is not None
+    back = client.get(reverse("dashboard:keys:list") + f"?size=25&before={before[1]}")
+    assert "1–25 of 32" in back.content.decode()
+    seen = _listed(client, "?size=25") | _listed(client, second_page)
     assert len(seen) == 32
 
 
 def test_it_shows_the_page_size_in_use(cast: KeyCast) -> None:
-    html = cast.client("olive").get(reverse("accounts:api_keys")).content.decode()
+    html = cast.client("olive").get(reverse("dashboard:keys:list")).content.decode()
     assert re.search(r'<option value="50" selected>', html)
-    html = cast.client("olive").get(reverse("accounts:api_keys") + "?size=25").content.decode()
+    html = cast.client("olive").get(reverse("dashboard:keys:list") + "?size=25").content.decode()
     assert re.search(r'<option value="25" selected>', html)
 
 
 def test_it_serves_the_results_alone_to_htmx(cast: KeyCast) -> None:
-    response = cast.client("olive").get(reverse("accounts:api_keys"), HTTP_HX_REQUEST="true")
+    response = cast.client("olive").get(reverse("dashboard:keys:list"), HTTP_HX_REQUEST="true")
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="results"')
     assert "<html" not in html
@@ -617,7 +626,7 @@ def test_it_shows_the_key_facts_in_the_list(cast: KeyCast) -> None:
     ApiKey.objects.filter(pk=cast.acme_key.pk).update(
         last_used_at=datetime.datetime(2030, 5, 6, 7, 8, tzinfo=datetime.UTC)
     )
-    html = cast.client("olive").get(reverse("accounts:api_keys")).content.decode()
+    html = cast.client("olive").get(reverse("dashboard:keys:list")).content.decode()
     row = html[html.index(cast.acme_key.prefix) :].split("</tr>")[0]
     for fact in ("Acme support bot", "memories:read", "context", "acme", "olive",
                  "2030-05-06 07:08", "never", "Active"):  # fmt: skip
@@ -643,16 +652,16 @@ def test_it_renders_hostile_names_inert_on_every_page(cast: KeyCast) -> None:
     )
     client = cast.client("root")
     pages = [
-        reverse("accounts:api_keys"),
-        reverse("accounts:api_key", kwargs={"prefix": api_key.prefix}),
-        reverse("accounts:api_key_revoke", kwargs={"prefix": api_key.prefix}),
-        reverse("accounts:api_key_new"),
-        reverse("accounts:api_keys") + '?namespace="><script>alert(1)</script>',
+        reverse("dashboard:keys:list"),
+        reverse("dashboard:keys:detail", kwargs={"prefix": api_key.prefix}),
+        reverse("dashboard:keys:revoke", kwargs={"prefix": api_key.prefix}),
+        reverse("dashboard:keys:new"),
+        reverse("dashboard:keys:list") + '?namespace="><script>alert(1)</script>',
     ]
     responses = [client.get(page) for page in pages]
     _token, created = _create(client, name=HOSTILE, namespaces=["hostile"], permissions=["context"])
     expiry_error = client.post(
-        reverse("accounts:api_key_expiry", kwargs={"prefix": api_key.prefix}),
+        reverse("dashboard:keys:expiry", kwargs={"prefix": api_key.prefix}),
         {"action": "set", "expires_on": '"><script>alert(1)</script>'},
     )
     for response in [*responses, created, expiry_error]:
@@ -692,10 +701,10 @@ def test_it_puts_every_visible_string_through_the_translation_machinery(path: Pa
 def test_it_serves_every_page_in_simplified_chinese_when_asked(cast: KeyCast) -> None:
     client = cast.client("olive")
     pages = [
-        reverse("accounts:api_keys"),
-        reverse("accounts:api_key_new"),
-        reverse("accounts:api_key", kwargs={"prefix": cast.acme_key.prefix}),
-        reverse("accounts:api_key_revoke", kwargs={"prefix": cast.acme_key.prefix}),
+        reverse("dashboard:keys:list"),
+        reverse("dashboard:keys:new"),
+        reverse("dashboard:keys:detail", kwargs={"prefix": cast.acme_key.prefix}),
+        reverse("dashboard:keys:revoke", kwargs={"prefix": cast.acme_key.prefix}),
     ]
     for page in pages:
         response = client.get(page, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")

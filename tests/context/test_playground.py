@@ -87,7 +87,7 @@ def test_one_click_on_a_served_memory_is_feedback_on_its_recall(
     assert recall is not None
     assert memory is not None
     answer = alice_client.post(
-        reverse("context:playground_feedback"),
+        reverse("dashboard:playground:feedback"),
         {"namespace": "acme", "recall": recall[1], "memory": memory[1], "relevant": "1"},
         HTTP_HX_REQUEST="true",
     )
@@ -98,7 +98,7 @@ def test_one_click_on_a_served_memory_is_feedback_on_its_recall(
     assert feedback.relevant
     # A memory the recall did not serve is refused, in the one error shape's words.
     refused = alice_client.post(
-        reverse("context:playground_feedback"),
+        reverse("dashboard:playground:feedback"),
         {"namespace": "acme", "recall": recall[1], "memory": str(uuid.uuid4()), "relevant": "0"},
     )
     assert refused.status_code == 400

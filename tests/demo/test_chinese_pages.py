@@ -33,31 +33,31 @@ from apps.privacy.services import KeptReceipt, erasure_request, portal_link_crea
 from apps.recall.models import RecallLog
 
 ZH = "zh-CN,zh;q=0.9"
-AREAS = ("accounts", "governance", "context", "evaluation", "audit", "privacy")
+AREAS = ("dashboard", "privacy")
 # Addresses that are not pages a person reads: form targets, downloads and redirects. Each
 # is reached from a page below, whose own language is what this test reads.
 NOT_PAGES = {
-    "accounts:logout": "POST only",
-    "accounts:api_key_expiry": "POST only",
-    "governance:member_change": "POST only",
-    "governance:bulk": "POST only",
-    "governance:memory_feedback": "POST only",
-    "governance:memory_action": "POST only",
-    "governance:review_merge": "POST only",
-    "governance:subject_export": "a JSON download",
-    "governance:subject_portal_link": "POST only",
-    "governance:subject_pause": "POST only",
-    "governance:set_password": "an invitation link, tested in tests/governance",
-    "context:playground_feedback": "POST only",
-    "evaluation:set_import": "POST only",
-    "evaluation:set_create": "POST only",
-    "evaluation:set_delete": "POST only",
-    "evaluation:set_from_feedback": "POST only",
-    "evaluation:case_from_recall": "POST only",
-    "evaluation:variant_save": "POST only",
-    "evaluation:variant_promote": "POST only",
-    "audit:export": "a JSON lines download",
-    "audit:verify": "POST only",
+    "dashboard:account:logout": "POST only",
+    "dashboard:keys:expiry": "POST only",
+    "dashboard:members:change": "POST only",
+    "dashboard:memories:bulk": "POST only",
+    "dashboard:memories:feedback": "POST only",
+    "dashboard:memories:action": "POST only",
+    "dashboard:review:merge": "POST only",
+    "dashboard:subjects:export": "a JSON download",
+    "dashboard:subjects:portal_link": "POST only",
+    "dashboard:subjects:pause": "POST only",
+    "dashboard:account:set_password": "an invitation link, tested in tests/governance",
+    "dashboard:playground:feedback": "POST only",
+    "dashboard:quality:set_import": "POST only",
+    "dashboard:quality:set_create": "POST only",
+    "dashboard:quality:set_delete": "POST only",
+    "dashboard:quality:set_from_feedback": "POST only",
+    "dashboard:quality:case_from_recall": "POST only",
+    "dashboard:quality:variant_save": "POST only",
+    "dashboard:quality:variant_promote": "POST only",
+    "dashboard:audit:export": "a JSON lines download",
+    "dashboard:audit:verify": "POST only",
     "privacy:enter": "a redirect into the portal",
     "privacy:export_json": "a JSON download",
     "privacy:receipt_json": "a JSON download",
@@ -250,39 +250,39 @@ def page_kwargs(world: Demo) -> dict[str, dict[str, object]]:
     subject = {**ns, "subject_id": str(world.subject.pk)}
     portal = {"subject_id": world.subject.pk}
     return {
-        "accounts:login": {},
-        "accounts:api_keys": {},
-        "accounts:api_key_new": {},
-        "accounts:api_key": {"prefix": world.key_prefix},
-        "accounts:api_key_revoke": {"prefix": world.key_prefix},
-        "governance:overview": {},
-        "governance:namespace_overview": ns,
-        "governance:pick": {},
-        "governance:namespaces": {},
-        "governance:namespace_settings": ns,
-        "governance:members": ns,
-        "governance:explorer": ns,
-        "governance:purge": ns,
-        "governance:job": {**ns, "job_id": str(world.job.pk)},
-        "governance:memory": memory,
-        "governance:memory_edit": memory,
-        "governance:memory_delete": memory,
-        "governance:review": ns,
-        "governance:subjects": ns,
-        "governance:subject": subject,
-        "governance:subject_erase": subject,
-        "context:playground": {},
-        "evaluation:quality": {},
-        "evaluation:overview": ns,
-        "evaluation:set": {**ns, "set_id": world.eval_set.pk},
-        "evaluation:case_delete": {**ns, "case_id": world.case_id},
-        "evaluation:run": {**ns, "run_id": world.run_id},
-        "evaluation:case": {**ns, "run_id": world.run_id, "case_id": world.case_id},
-        "evaluation:compare": ns,
-        "evaluation:variant_delete": {**ns, "variant_id": world.variant.pk},
-        "audit:log": {},
-        "audit:verification": {"verification_id": world.verification_id},
-        "audit:event": {"event_id": world.event.pk},
+        "dashboard:account:login": {},
+        "dashboard:keys:list": {},
+        "dashboard:keys:new": {},
+        "dashboard:keys:detail": {"prefix": world.key_prefix},
+        "dashboard:keys:revoke": {"prefix": world.key_prefix},
+        "dashboard:overview:index": {},
+        "dashboard:overview:namespace": ns,
+        "dashboard:memories:pick": {},
+        "dashboard:overview:namespaces": {},
+        "dashboard:policies:settings": ns,
+        "dashboard:members:list": ns,
+        "dashboard:memories:list": ns,
+        "dashboard:memories:purge": ns,
+        "dashboard:memories:job": {**ns, "job_id": str(world.job.pk)},
+        "dashboard:memories:detail": memory,
+        "dashboard:memories:edit": memory,
+        "dashboard:memories:delete": memory,
+        "dashboard:review:queue": ns,
+        "dashboard:subjects:list": ns,
+        "dashboard:subjects:detail": subject,
+        "dashboard:subjects:erase": subject,
+        "dashboard:playground:index": {},
+        "dashboard:quality:pick": {},
+        "dashboard:quality:overview": ns,
+        "dashboard:quality:set": {**ns, "set_id": world.eval_set.pk},
+        "dashboard:quality:case_delete": {**ns, "case_id": world.case_id},
+        "dashboard:quality:run": {**ns, "run_id": world.run_id},
+        "dashboard:quality:case": {**ns, "run_id": world.run_id, "case_id": world.case_id},
+        "dashboard:quality:compare": ns,
+        "dashboard:quality:variant_delete": {**ns, "variant_id": world.variant.pk},
+        "dashboard:audit:log": {},
+        "dashboard:audit:verification": {"verification_id": world.verification_id},
+        "dashboard:audit:event": {"event_id": world.event.pk},
         "privacy:overview": portal,
         "privacy:memories": portal,
         "privacy:memory": {**portal, "memory_id": str(world.memory.pk)},
@@ -303,8 +303,9 @@ def url_names() -> set[str]:
     def walk(patterns: list[URLPattern | URLResolver], prefix: str) -> None:
         for entry in patterns:
             if isinstance(entry, URLResolver):
-                walk(entry.url_patterns, entry.namespace or prefix)
-            elif prefix in AREAS and entry.name:
+                inner = f"{prefix}:{entry.namespace}" if prefix and entry.namespace else None
+                walk(entry.url_patterns, inner or entry.namespace or prefix)
+            elif prefix.split(":")[0] in AREAS and entry.name:
                 names.add(f"{prefix}:{entry.name}")
 
     walk(get_resolver().url_patterns, "")
@@ -312,14 +313,14 @@ def url_names() -> set[str]:
 
 
 def queries(world: Demo) -> dict[str, list[str]]:
-    return {**QUERIES, "evaluation:compare": [f"?a={world.baseline_id}&b={world.run_id}"]}
+    return {**QUERIES, "dashboard:quality:compare": [f"?a={world.baseline_id}&b={world.run_id}"]}
 
 
 QUERIES = {
-    "governance:explorer": ["", "?q=allergic", "?kind=episodic", "?status=superseded"],
-    "governance:purge": ["?kind=semantic"],
-    "governance:review": ["", "?section=disputed"],
-    "audit:log": ["", "?namespace=demo"],
+    "dashboard:memories:list": ["", "?q=allergic", "?kind=episodic", "?status=superseded"],
+    "dashboard:memories:purge": ["?kind=semantic"],
+    "dashboard:review:queue": ["", "?section=disputed"],
+    "dashboard:audit:log": ["", "?namespace=demo"],
     "privacy:memories": ["", "?kind=history"],
 }
 
@@ -348,7 +349,7 @@ def test_every_page_speaks_chinese_only(world: Demo, alice_client: Client) -> No
         for query in queries(world).get(name, [""]):
             url = reverse(name, kwargs=kwargs) + query
             response = client.get(url, HTTP_ACCEPT_LANGUAGE=ZH, follow=True)
-            if name == "accounts:login":
+            if name == "dashboard:account:login":
                 response = Client().get(url, HTTP_ACCEPT_LANGUAGE=ZH)
             html = response.content.decode()
             if response.status_code != 200 or '<html lang="zh-hans">' not in html:

@@ -58,7 +58,7 @@ def test_the_subject_page_draws_it_in_english_and_chinese(
     demo: Namespace, alice_client: Client
 ) -> None:
     subject = Subject.objects.get(namespace=demo, external_id="demo-user-1")
-    url = reverse("governance:subject", kwargs={"slug": demo.slug, "subject_id": subject.pk})
+    url = reverse("dashboard:subjects:detail", kwargs={"slug": demo.slug, "subject_id": subject.pk})
     english = _allergy(alice_client.get(url).content.decode())
     assert "allergy" in english
     assert "corrected by the person in conversation" in english
@@ -103,7 +103,9 @@ def test_each_memory_page_reads_the_supersede_in_its_own_direction_once(
     old, new = by_text["The user lives in Hangzhou."], by_text["The user lives in Shanghai."]
 
     def decisions(memory: Memory) -> str:
-        url = reverse("governance:memory", kwargs={"slug": demo.slug, "memory_id": memory.pk})
+        url = reverse(
+            "dashboard:memories:detail", kwargs={"slug": demo.slug, "memory_id": memory.pk}
+        )
         html = alice_client.get(url).content.decode()
         section = html[html.index("Consolidation decisions") :]
         return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section[: section.index("</table>")]))

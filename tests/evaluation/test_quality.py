@@ -357,12 +357,12 @@ def _urls(cast: Cast, eval_set: EvalSet, run: EvalRun, variant: Variant, recall:
     case = eval_set.cases.first()
     assert case is not None
     return {
-        "overview": reverse("evaluation:overview", args=[slug]),
-        "set": reverse("evaluation:set", args=[slug, eval_set.pk]),
-        "run": reverse("evaluation:run", args=[slug, run.pk]),
-        "case": reverse("evaluation:case", args=[slug, run.pk, case.pk]),
-        "compare": reverse("evaluation:compare", args=[slug]) + f"?a={run.pk}&b={run.pk}",
-        "case_from_recall": reverse("evaluation:case_from_recall", args=[slug, recall.pk]),
+        "overview": reverse("dashboard:quality:overview", args=[slug]),
+        "set": reverse("dashboard:quality:set", args=[slug, eval_set.pk]),
+        "run": reverse("dashboard:quality:run", args=[slug, run.pk]),
+        "case": reverse("dashboard:quality:case", args=[slug, run.pk, case.pk]),
+        "compare": reverse("dashboard:quality:compare", args=[slug]) + f"?a={run.pk}&b={run.pk}",
+        "case_from_recall": reverse("dashboard:quality:case_from_recall", args=[slug, recall.pk]),
     }
 
 
@@ -384,12 +384,15 @@ def test_who_may_see_and_do_what(cast: Cast) -> None:
     assert page["Cache-Control"].startswith("max-age=0") or "no-store" in page["Cache-Control"]
     assert AuditEvent.objects.filter(action="dashboard.read.eval_cases").exists()
     writes = {
-        "set_create": (reverse("evaluation:set_create", args=[slug]), {"name": "new"}),
-        "variant_save": (reverse("evaluation:variant_save", args=[slug]), {"name": "x"}),
-        "variant_delete": (reverse("evaluation:variant_delete", args=[slug, variant.pk]), {}),
+        "set_create": (reverse("dashboard:quality:set_create", args=[slug]), {"name": "new"}),
+        "variant_save": (reverse("dashboard:quality:variant_save", args=[slug]), {"name": "x"}),
+        "variant_delete": (
+            reverse("dashboard:quality:variant_delete", args=[slug, variant.pk]),
+            {},
+        ),
         "run": (urls["set"], {"token_budget": "2000"}),
     }
-    promote = reverse("evaluation:variant_promote", args=[slug, variant.pk])
+    promote = reverse("dashboard:quality:variant_promote", args=[slug, variant.pk])
     for name, (url, data) in writes.items():
         assert cast.client("vera").post(url, data).status_code == 403, name
         assert cast.client("oscar").post(url, data).status_code == 404, name
@@ -398,7 +401,7 @@ def test_who_may_see_and_do_what(cast: Cast) -> None:
     assert Namespace.objects.get(pk=cast.acme.pk).recall_config == {"k": 5}
     assert cast.client("eddie").post(*writes["run"]).status_code == 302
     assert cast.client("eddie").post(*writes["set_create"]).status_code == 302
-    missing = reverse("evaluation:set", args=[slug, uuid.uuid4()])
+    missing = reverse("dashboard:quality:set", args=[slug, uuid.uuid4()])
     assert cast.client("olive").get(missing).status_code == 404
 
 
@@ -411,15 +414,19 @@ def test_the_pages_show_figures_misses_and_changes(cast: Cast) -> None:
     )
     b = run_start(actor=ACTOR, eval_set=eval_set, variant=variant)
     client = cast.client("olive")
-    overview = client.get(reverse("evaluation:overview", args=[cast.acme.slug])).content.decode()
+    overview = client.get(
+        reverse("dashboard:quality:overview", args=[cast.acme.slug])
+    ).content.decode()
     assert "acme questions" in overview  # the trend
     assert "data:image/svg+xml" in overview
-    run_page = client.get(reverse("evaluation:run", args=[cast.acme.slug, a.pk]) + "?misses=1")
+    run_page = client.get(
+        reverse("dashboard:quality:run", args=[cast.acme.slug, a.pk]) + "?misses=1"
+    )
     text = run_page.content.decode()
     assert "favourite volcano" in text  # answered though unanswerable: a miss
     assert "Which tea does the user like?" not in text  # a hit
     compare = client.get(
-        reverse("evaluation:compare", args=[cast.acme.slug]) + f"?a={a.pk}&b={b.pk}"
+        reverse("dashboard:quality:compare", args=[cast.acme.slug]) + f"?a={a.pk}&b={b.pk}"
     ).content.decode()
     assert "95% interval" in compare
     assert "tiny" in compare
@@ -430,8 +437,8 @@ def test_deleting_a_case_or_a_variant_asks_first_naming_it(cast: Cast) -> None:
     case = eval_set.cases.get(position=2)
     variant = variant_save(actor=ACTOR, namespace=cast.acme, name="wider", config={"k": 20})
     slug = cast.acme.slug
-    case_url = reverse("evaluation:case_delete", args=[slug, case.pk])
-    variant_url = reverse("evaluation:variant_delete", args=[slug, variant.pk])
+    case_url = reverse("dashboard:quality:case_delete", args=[slug, case.pk])
+    variant_url = reverse("dashboard:quality:variant_delete", args=[slug, variant.pk])
     editor = cast.client("eddie")
 
     page = editor.get(case_url)
@@ -450,3 +457,19 @@ def test_deleting_a_case_or_a_variant_asks_first_naming_it(cast: Cast) -> None:
     assert editor.post(variant_url).status_code == 302
     assert not EvalCase.objects.filter(pk=case.pk).exists()
     assert not Variant.objects.filter(pk=variant.pk).exists()
+
+
+def test_it_pages_a_sets_cases_by_keyset(cast: Cast) -> None:
+    eval_set = demo_set(cast)
+    first = selectors.cases_page(eval_set=eval_set, size=2)
+    assert (first.start, first.end, first.total) == (1, 2, 3)
+    assert [row.case.position for row in first.rows] == sorted(r.case.position for r in first.rows)
+    assert first.next_cursor is not None
+    second = selectors.cases_page(eval_set=eval_set, size=2, after=first.next_cursor)
+    assert (second.start, second.end, second.next_cursor) == (3, 3, None)
+    assert second.previous_cursor is not None
+    back = selectors.cases_page(eval_set=eval_set, size=2, before=second.previous_cursor)
+    assert [row.case.pk for row in back.rows] == [row.case.pk for row in first.rows]
+    # A cursor that does not parse is the first page.
+    garbled = selectors.cases_page(eval_set=eval_set, size=2, after="not-a-cursor")
+    assert garbled.start == 1

@@ -26,12 +26,12 @@ def said(response: Any) -> list[tuple[str, str]]:
 
 def upload(cast: Cast, content: bytes, name: str = "typed") -> Any:
     data = {"name": name, "format": "jsonl", "file": SimpleUploadedFile("set.jsonl", content)}
-    return cast.client("eddie").post(reverse("evaluation:set_import", args=["acme"]), data)
+    return cast.client("eddie").post(reverse("dashboard:quality:set_import", args=["acme"]), data)
 
 
 def test_an_import_without_a_name_goes_back_naming_the_field(cast: Cast) -> None:
     response = upload(cast, b'{"question": "q"}', name="")
-    assert response["Location"] == reverse("evaluation:overview", args=["acme"])
+    assert response["Location"] == reverse("dashboard:quality:overview", args=["acme"])
     assert said(response) == [
         ("error", "The import was not started: Name: This field is required.")
     ]
@@ -40,14 +40,14 @@ def test_an_import_without_a_name_goes_back_naming_the_field(cast: Cast) -> None
 
 def test_a_file_that_is_not_utf8_goes_back_saying_so(cast: Cast) -> None:
     response = upload(cast, b"\xff\xfe\x00")
-    assert response["Location"] == reverse("evaluation:overview", args=["acme"])
+    assert response["Location"] == reverse("dashboard:quality:overview", args=["acme"])
     assert said(response) == [("error", "The file is not UTF-8 text.")]
     assert not EvalSet.objects.exists()
 
 
 def test_an_import_the_service_refuses_goes_back_with_its_refusal(cast: Cast) -> None:
     response = upload(cast, b'{"question": "q"}\nnot json')
-    assert response["Location"] == reverse("evaluation:overview", args=["acme"])
+    assert response["Location"] == reverse("dashboard:quality:overview", args=["acme"])
     assert said(response) == [("error", "line 2: not JSON.")]
     assert not EvalSet.objects.exists()
 
@@ -56,23 +56,25 @@ def test_an_import_opens_the_new_set_counting_its_cases(cast: Cast) -> None:
     lines = [{"question": "Which tea?", "subject": "u1"}, {"question": "Where?"}]
     response = upload(cast, "\n".join(json.dumps(line) for line in lines).encode())
     eval_set = EvalSet.objects.get(name="typed")
-    assert response["Location"] == reverse("evaluation:set", args=["acme", eval_set.pk])
+    assert response["Location"] == reverse("dashboard:quality:set", args=["acme", eval_set.pk])
     assert said(response) == [("success", "Imported 2 cases.")]
 
 
 def test_a_name_already_taken_goes_back_and_makes_nothing(cast: Cast) -> None:
     eval_set_create_empty(actor=ACTOR, namespace=cast.acme, name="mine")
-    url = reverse("evaluation:set_create", args=["acme"])
+    url = reverse("dashboard:quality:set_create", args=["acme"])
     response = cast.client("eddie").post(url, {"name": "mine"})
-    assert response["Location"] == reverse("evaluation:overview", args=["acme"])
+    assert response["Location"] == reverse("dashboard:quality:overview", args=["acme"])
     assert said(response) == [("error", "This namespace has an eval set of that name.")]
     assert EvalSet.objects.count() == 1
 
 
 def test_a_variant_with_missing_fields_goes_back_to_the_variants(cast: Cast) -> None:
-    url = reverse("evaluation:variant_save", args=["acme"])
+    url = reverse("dashboard:quality:variant_save", args=["acme"])
     response = cast.client("eddie").post(url, {"name": "half"})
-    assert response["Location"] == reverse("evaluation:overview", args=["acme"]) + "#variants"
+    assert (
+        response["Location"] == reverse("dashboard:quality:overview", args=["acme"]) + "#variants"
+    )
     ((level, text),) = said(response)
     assert level == "error"
     assert "Results (k): This field is required." in text.split("; ")
@@ -80,7 +82,7 @@ def test_a_variant_with_missing_fields_goes_back_to_the_variants(cast: Cast) -> 
 
 def test_a_run_with_a_bad_budget_shows_the_set_page_again(cast: Cast) -> None:
     eval_set = eval_set_create_empty(actor=ACTOR, namespace=cast.acme, name="mine")
-    url = reverse("evaluation:set", args=["acme", eval_set.pk])
+    url = reverse("dashboard:quality:set", args=["acme", eval_set.pk])
     response = cast.client("eddie").post(url, {"token_budget": "5"})
     assert response.status_code == 200
     assert response.context["form"].errors["token_budget"]
@@ -90,7 +92,7 @@ def test_a_run_with_a_bad_budget_shows_the_set_page_again(cast: Cast) -> None:
 
 def test_a_case_from_a_recall_the_service_refuses_shows_the_form_again(cast: Cast) -> None:
     eval_set = eval_set_create_empty(actor=ACTOR, namespace=cast.acme, name="mine")
-    url = reverse("evaluation:case_from_recall", args=["acme", cast.recall.pk])
+    url = reverse("dashboard:quality:case_from_recall", args=["acme", cast.recall.pk])
     response = cast.client("eddie").post(url, {"eval_set": str(eval_set.pk)})
     assert response.status_code == 200  # the recall's query was never kept
     assert said(response) == [("error", "This recall's query is no longer kept.")]
@@ -101,8 +103,10 @@ def test_a_file_nested_too_deep_goes_back_naming_the_depth(cast: Cast) -> None:
     deep = ("[" * 400_000 + "]" * 400_000).encode()
     data = {"name": "deep", "format": "locomo", "subject": "u1",
             "file": SimpleUploadedFile("set.json", deep)}  # fmt: skip
-    response = cast.client("eddie").post(reverse("evaluation:set_import", args=["acme"]), data)
-    assert response["Location"] == reverse("evaluation:overview", args=["acme"])
+    response = cast.client("eddie").post(
+        reverse("dashboard:quality:set_import", args=["acme"]), data
+    )
+    assert response["Location"] == reverse("dashboard:quality:overview", args=["acme"])
     assert said(response) == [("error", "The file is nested deeper than 64 levels.")]
     assert not EvalSet.objects.exists()
 

@@ -27,7 +27,7 @@ def directives(response: object) -> dict[str, str]:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("page", [*DASHBOARD_PAGES, "accounts:login"])
+@pytest.mark.parametrize("page", [*DASHBOARD_PAGES, "dashboard:account:login"])
 def test_every_page_has_a_strict_csp_and_nothing_inline(alice_client: Client, page: str) -> None:
     response = alice_client.get(reverse(page))
     csp = directives(response)

@@ -11,7 +11,12 @@ from django.test import Client
 from django.urls import URLPattern, reverse
 
 from apps.audit.actors import Actor
-from apps.governance import urls as governance_urls
+from apps.dashboard.members import urls as members_urls
+from apps.dashboard.memories import urls as memories_urls
+from apps.dashboard.overview import urls as overview_urls
+from apps.dashboard.policies import urls as policies_urls
+from apps.dashboard.review import urls as review_urls
+from apps.dashboard.subjects import urls as subjects_urls
 from apps.memories.services import NewMemory, memory_create
 from tests.governance.conftest import Cast
 
@@ -31,7 +36,7 @@ class Call:
 def _url(name: str, **kwargs: Callable[[Cast], str]) -> Callable[[Cast], str]:
     def build(cast: Cast) -> str:
         return reverse(
-            f"governance:{name}",
+            f"dashboard:{name}",
             kwargs={"slug": "acme", **{key: value(cast) for key, value in kwargs.items()}},
         )
 
@@ -51,48 +56,50 @@ def job(cast: Cast) -> str:
 
 
 CALLS = [
-    Call("namespace_overview", "get", "viewer", _url("namespace_overview")),
-    Call("namespace_settings", "get", "owner", _url("namespace_settings")),
-    Call("namespace_settings", "post", "owner", _url("namespace_settings"),
+    Call("overview:namespace", "get", "viewer", _url("overview:namespace")),
+    Call("policies:settings", "get", "owner", _url("policies:settings")),
+    Call("policies:settings", "post", "owner", _url("policies:settings"),
          lambda c: {"name": "Acme", "pii_policy": "allow", "recency_half_life_days": "90"}),
-    Call("members", "get", "owner", _url("members")),
-    Call("member_change", "post", "owner", _url("member_change"),
+    Call("members:list", "get", "owner", _url("members:list")),
+    Call("members:change", "post", "owner", _url("members:change"),
          lambda c: {"action": "role", "user": str(c.users["vera"].pk), "role": "viewer"}),
-    Call("explorer", "get", "viewer", _url("explorer")),
-    Call("explorer", "post", "viewer", _url("explorer"), lambda c: {"q": "tea"}),
-    Call("bulk", "post", "editor", _url("bulk"),
+    Call("memories:list", "get", "viewer", _url("memories:list")),
+    Call("memories:list", "post", "viewer", _url("memories:list"), lambda c: {"q": "tea"}),
+    Call("memories:bulk", "post", "editor", _url("memories:bulk"),
          lambda c: {"action": "archive", "ids": str(c.fact.pk), "confirm": "1", "reason": "x"}),
-    Call("bulk", "post", "owner", _url("bulk"),
+    Call("memories:bulk", "post", "owner", _url("memories:bulk"),
          lambda c: {"action": "delete", "ids": str(c.fact.pk), "confirm": "1", "reason": "x"}),
-    Call("purge", "get", "owner", lambda c: _url("purge")(c) + "?kind=semantic"),
-    Call("purge", "post", "owner", lambda c: _url("purge")(c) + "?kind=semantic",
+    Call("memories:purge", "get", "owner", lambda c: _url("memories:purge")(c) + "?kind=semantic"),
+    Call("memories:purge", "post", "owner", lambda c: _url("memories:purge")(c) + "?kind=semantic",
          lambda c: {"reason": "x", "confirmation": "acme", "expected": "1"}),
-    Call("job", "get", "owner", _url("job", job_id=job)),
-    Call("memory", "get", "viewer", _url("memory", memory_id=fact)),
-    Call("memory_edit", "get", "editor", _url("memory_edit", memory_id=fact)),
-    Call("memory_edit", "post", "editor", _url("memory_edit", memory_id=fact),
+    Call("memories:job", "get", "owner", _url("memories:job", job_id=job)),
+    Call("memories:detail", "get", "viewer", _url("memories:detail", memory_id=fact)),
+    Call("memories:edit", "get", "editor", _url("memories:edit", memory_id=fact)),
+    Call("memories:edit", "post", "editor", _url("memories:edit", memory_id=fact),
          lambda c: {"content": "New.", "kind": "semantic", "tags": "", "importance": "0.5",
                     "reason": "x"}),
-    Call("memory_action", "post", "editor", _url("memory_action", memory_id=fact),
+    Call("memories:action", "post", "editor", _url("memories:action", memory_id=fact),
          lambda c: {"action": "archive"}),
-    Call("memory_delete", "get", "editor", _url("memory_delete", memory_id=fact)),
-    Call("memory_delete", "post", "editor", _url("memory_delete", memory_id=fact)),
-    Call("review", "get", "viewer", _url("review")),
-    Call("review_merge", "post", "editor", _url("review_merge"),
+    Call("memories:delete", "get", "editor", _url("memories:delete", memory_id=fact)),
+    Call("memories:delete", "post", "editor", _url("memories:delete", memory_id=fact)),
+    Call("review:queue", "get", "viewer", _url("review:queue")),
+    Call("review:merge", "post", "editor", _url("review:merge"),
          lambda c: {"keep": str(c.fact.pk), "other": str(c.pii.pk)}),
-    Call("memory_feedback", "post", "editor", _url("memory_feedback", memory_id=fact),
+    Call("memories:feedback", "post", "editor", _url("memories:feedback", memory_id=fact),
          lambda c: {"recall": str(c.recall.pk), "relevant": "1"}),
-    Call("subjects", "get", "viewer", _url("subjects")),
-    Call("subject", "get", "viewer", _url("subject", subject_id=subject)),
-    Call("subject_export", "get", "editor", _url("subject_export", subject_id=subject)),
-    Call("subject_pause", "post", "editor", _url("subject_pause", subject_id=subject),
+    Call("subjects:list", "get", "viewer", _url("subjects:list")),
+    Call("subjects:detail", "get", "viewer", _url("subjects:detail", subject_id=subject)),
+    Call("subjects:export", "get", "editor", _url("subjects:export", subject_id=subject)),
+    Call("subjects:pause", "post", "editor", _url("subjects:pause", subject_id=subject),
          lambda c: {"paused": "1"}),
-    Call("subject_portal_link", "post", "owner", _url("subject_portal_link", subject_id=subject),
+    Call("subjects:portal_link", "post", "owner", _url("subjects:portal_link", subject_id=subject),
          lambda c: {"flow": "memories", "locale": "zh-hans"}),
-    Call("subject_erase", "get", "owner", _url("subject_erase", subject_id=subject)),
-    Call("subject_erase", "post", "owner", _url("subject_erase", subject_id=subject),
+    Call("subjects:erase", "get", "owner", _url("subjects:erase", subject_id=subject)),
+    Call("subjects:erase", "post", "owner", _url("subjects:erase", subject_id=subject),
          lambda c: {"confirmation": "u1"}),
 ]  # fmt: skip
+# The areas of a namespace's pages (quality has its own test: tests/evaluation).
+AREAS = (overview_urls, memories_urls, review_urls, subjects_urls, policies_urls, members_urls)
 RANK = {"viewer": 1, "editor": 2, "owner": 3}
 USERS = {"vera": "viewer", "eddie": "editor", "olive": "owner"}
 
@@ -102,10 +109,11 @@ def _send(client: Client, call: Call, cast: Cast) -> int:
     return send(call.url(cast), call.data(cast)).status_code
 
 
-def test_it_covers_every_namespaced_governance_url() -> None:
+def test_it_covers_every_namespaced_memory_page_url() -> None:
     names = {
-        pattern.name
-        for pattern in governance_urls.urlpatterns
+        f"{area.app_name}:{pattern.name}"
+        for area in AREAS
+        for pattern in area.urlpatterns
         if isinstance(pattern, URLPattern) and "<slug:slug>" in str(pattern.pattern)
     }
     assert names == {call.name for call in CALLS}
@@ -132,7 +140,7 @@ def test_it_sends_anonymous_visitors_to_the_login(cast: Cast, call: Call) -> Non
         Client().get(call.url(cast)) if call.method == "get" else Client().post(call.url(cast))
     )
     assert response.status_code == 302
-    assert response["Location"].startswith(reverse("accounts:login"))
+    assert response["Location"].startswith(reverse("dashboard:account:login"))
 
 
 def test_it_answers_404_for_another_namespaces_memory_and_job(cast: Cast) -> None:

@@ -1,7 +1,0 @@
-from django.urls import path
-
-from apps.audit_log.api import views
-
-urlpatterns = [
-    path("namespaces/<slug:namespace>/audit", views.AuditListView.as_view(), name="audit-list"),
-]
