@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from apps.facts.chinese_rules import ZH_REPLIES, ZH_RULES
 from apps.facts.english_predicates import RULES
 from apps.facts.english_whole import WHOLE_CLAUSE
 from apps.facts.rules import facts_of, slot_group
@@ -131,6 +132,8 @@ def test_each_sensitive_rule_skips_its_near_miss(kind: str) -> None:
 TABLES: dict[str, tuple[Rule[Any], ...]] = {
     "english whole clause": WHOLE_CLAUSE,
     "english predicates": RULES,
+    "chinese rules": ZH_RULES,
+    "chinese replies": ZH_REPLIES,
 }
 EVERY_RULE = [rule for table in TABLES.values() for rule in table]
 
@@ -150,8 +153,9 @@ def test_rule_names_are_unique() -> None:
     assert len(names) == len(set(names))
 
 
-def test_each_english_table_holds_english_rules() -> None:
+def test_each_table_holds_one_language() -> None:
     assert {rule.language for rule in WHOLE_CLAUSE} | {rule.language for rule in RULES} == {"en"}
+    assert {rule.language for rule in ZH_RULES} | {rule.language for rule in ZH_REPLIES} == {"zh"}
 
 
 def test_every_predicate_rule_reads_from_the_start_of_the_predicate() -> None:
