@@ -1,9 +1,14 @@
-"""No function longer than 80 lines outside tests and migrations (run by `make lint`).
+"""No function longer than 80 lines outside tests and migrations, and none named with a
+trailing number (run by `make lint`).
 
 A function's length is `end_lineno - lineno + 1` of its `def`, docstring included (decorators
 are not counted). Prints each function over the limit as `path:line name (N lines)` and exits
 1 if any is not in ALLOWED. ALLOWED names the functions still to be split: it may only shrink,
 so an entry whose function is no longer over the limit, or no longer exists, fails too.
+
+A function named `_rules_1`, `_rules_2`, … is one function cut by line count: the limit
+asks for a design (a table, a smaller step), so a name ending in a digit fails whatever its
+length.
 
     .venv/bin/python tools/function_length.py
 """
@@ -11,6 +16,7 @@ so an entry whose function is no longer over the limit, or no longer exists, fai
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -66,6 +72,31 @@ def long_functions_in(source: str, path: str, limit: int = LIMIT) -> list[LongFu
     return found
 
 
+_NUMBERED = re.compile(r"\d$")
+# Terms whose number is part of the name (an encoding, a number format, a ranking function, a
+# product), not a chunk's count: `_utf8`, `cpu_has_bf16`, `bm25`, `run_mem0`.
+TERMS = ("utf8", "bf16", "bm25", "mem0")
+
+
+def numbered_functions_in(source: str, path: str) -> list[str]:
+    """`path:line name` of each function of `source` whose name ends in a digit (but for a
+    name that ends with one of TERMS)."""
+    return [
+        f"{path}:{node.lineno} {name}"
+        for name, node in _functions(ast.parse(source, filename=path))
+        if _NUMBERED.search(node.name) and not node.name.lower().endswith(TERMS)
+    ]
+
+
+def numbered_functions(root: Path = ROOT) -> list[str]:
+    """Every function named with a trailing number in the scanned packages."""
+    found = []
+    for path in scanned_files(root):
+        relative = path.relative_to(root).as_posix()
+        found.extend(numbered_functions_in(path.read_text(encoding="utf-8"), relative))
+    return found
+
+
 def scanned_files(root: Path = ROOT) -> list[Path]:
     files = []
     for top in SCANNED:
@@ -105,7 +136,10 @@ def main() -> int:
         print(f"{entry}: allow-listed but no longer over {LIMIT} lines (or gone); remove it")
     if unlisted:
         print(f"{len(unlisted)} function(s) longer than {LIMIT} lines; split them")
-    return 1 if unlisted or stale else 0
+    numbered = numbered_functions()
+    for entry in numbered:
+        print(f"{entry}: named with a trailing number; design it instead of cutting it")
+    return 1 if unlisted or stale or numbered else 0
 
 
 if __name__ == "__main__":

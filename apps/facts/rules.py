@@ -18,9 +18,12 @@ The rules are general grammar, small closed word classes (relations, pets, diets
 vocabularies for the sensitive slots (drugs, allergens, conditions, occupations), not
 phrases of any particular conversation.
 
-This module reads a turn (`facts_of`); the package holds the rest: `english` (the English
-rule table, pattern and kind, and a builder per kind), `chinese`, `time_words`, `grammar`
-(slots, endings, word classes), `vocabulary` and `doubt` (what a turn puts in question).
+This module reads a turn (`facts_of`); the package holds the rest: `table` (a rule table's
+rows and the engine that reads them in order), `english` (an English clause, read by the
+tables of `english_whole` and `english_predicates`, with `english_builders` and
+`english_words`), `chinese` (a Chinese clause, read by the tables of `chinese_rules`, with
+`chinese_builders` and `chinese_words`), `changes`, `time_words`, `grammar` (slots, endings,
+word classes), `vocabulary` and `doubt` (what a turn puts in question).
 """
 
 from __future__ import annotations

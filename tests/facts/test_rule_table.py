@@ -1,15 +1,21 @@
-"""Each rule of the English rule table (apps/facts/english.py: _RULES, a pattern and the kind
-whose builder makes the facts) with what it must extract and, for the kinds that fill a
-sensitive slot, a near miss it must not. No database."""
+"""Each kind of the English predicate rules (apps/facts/english_predicates.py: RULES, a pattern
+and the builder of its kind of fact) with what it must extract and, for the kinds that fill a
+sensitive slot, a near miss it must not; and the shape every rule table keeps (a note, a known
+slot and language, a compiled pattern, a unique name). No database."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from apps.facts import english
+from apps.facts.chinese_rules import ZH_REPLIES, ZH_RULES
+from apps.facts.english_predicates import RULES
+from apps.facts.english_whole import WHOLE_CLAUSE
 from apps.facts.rules import facts_of, slot_group
+from apps.facts.table import LANGUAGES, SLOTS, Rule
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 
@@ -103,11 +109,9 @@ def said(text: str) -> list[str]:
 
 
 def test_every_kind_of_the_table_has_a_case() -> None:
-    kinds = {kind for _, kind in english._RULES}
+    kinds = {rule.kind for rule in RULES}
     assert kinds == set(MUST)
     assert set(MUST_NOT) <= kinds
-    builders = set(english._BUILDERS)
-    assert kinds - builders <= {"employer-after-leaving", "name-bare"}  # read before _build
 
 
 @pytest.mark.parametrize("kind", sorted(MUST))
@@ -123,3 +127,37 @@ def test_each_sensitive_rule_skips_its_near_miss(kind: str) -> None:
     text = MUST_NOT[kind]
     facts = [f for f in facts_of(text, NOW) if f.statement and "|" not in f.slot]
     assert [f.statement for f in facts if slot_group(f.slot) in SENSITIVE] == [], text
+
+
+TABLES: dict[str, tuple[Rule[Any], ...]] = {
+    "english whole clause": WHOLE_CLAUSE,
+    "english predicates": RULES,
+    "chinese rules": ZH_RULES,
+    "chinese replies": ZH_REPLIES,
+}
+EVERY_RULE = [rule for table in TABLES.values() for rule in table]
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_every_rule_is_described_and_compiled(table: str) -> None:
+    for rule in TABLES[table]:
+        assert rule.note.strip().endswith("."), rule.name
+        assert rule.slot in SLOTS, rule.name
+        assert rule.language in LANGUAGES, rule.name
+        assert isinstance(rule.pattern, re.Pattern), rule.name
+        assert callable(rule.builder), rule.name
+
+
+def test_rule_names_are_unique() -> None:
+    names = [rule.name for rule in EVERY_RULE]
+    assert len(names) == len(set(names))
+
+
+def test_each_table_holds_one_language() -> None:
+    assert {rule.language for rule in WHOLE_CLAUSE} | {rule.language for rule in RULES} == {"en"}
+    assert {rule.language for rule in ZH_RULES} | {rule.language for rule in ZH_REPLIES} == {"zh"}
+
+
+def test_every_predicate_rule_reads_from_the_start_of_the_predicate() -> None:
+    assert not any(rule.anywhere for rule in RULES)
+    assert all(rule.pattern.pattern.startswith("^") for rule in RULES)

@@ -1,4 +1,5 @@
-"""No function outside tests and migrations passes 80 lines (tools/function_length.py)."""
+"""No function outside tests and migrations passes 80 lines, and none is named with a
+trailing number (tools/function_length.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from tools.function_length import (
     LongFunction,
     long_functions,
     long_functions_in,
+    numbered_functions,
+    numbered_functions_in,
     problems,
 )
 
@@ -44,3 +47,20 @@ def test_an_allow_list_entry_whose_function_is_short_or_gone_is_reported() -> No
     assert unlisted == [found[1]]
     assert stale == ["a.py split_already"]
     assert all(" " in entry for entry in ALLOWED)
+
+
+def test_no_function_is_named_with_a_trailing_number() -> None:
+    assert numbered_functions() == []
+
+
+def test_the_checker_flags_numbered_functions_and_methods() -> None:
+    source = (
+        "def rules():\n    pass\n\n\ndef _rules_2():\n    pass\n\n\n"
+        "class C:\n    def part3(self):\n        pass\n"
+    )
+    assert numbered_functions_in(source, "m.py") == ["m.py:5 _rules_2", "m.py:10 C.part3"]
+
+
+def test_a_number_that_is_part_of_a_term_is_no_chunk_count() -> None:
+    source = "def bm25():\n    pass\n\n\ndef _utf8():\n    pass\n\n\ndef step_2():\n    pass\n"
+    assert numbered_functions_in(source, "m.py") == ["m.py:9 step_2"]
