@@ -37,6 +37,7 @@ from django.conf import settings
 from django.utils.translation import gettext_noop
 
 from memoryhub.exceptions import ApplicationError
+from memoryhub.json_input import json_loads
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ def entries(folder: Path | None = None) -> Iterator[Entry]:
     prev, seq = GENESIS, 0
     for number, line in _lines(path):
         try:
-            entry = Entry(**json.loads(line))
+            entry = Entry(**json_loads(line))
         except (ValueError, TypeError) as error:
             raise LedgerBroken(f"{path}, line {number}: not a ledger entry ({error})") from None
         if entry.seq != seq + 1 or entry.prev != prev or _digest(entry.body()) != entry.hash:
@@ -151,7 +152,7 @@ def _tail(handle: Any) -> Head:
     lines = data.rstrip(b"\n").split(b"\n") if data else []
     if not lines or not lines[-1]:
         return Head()
-    last = json.loads(lines[-1])
+    last = json_loads(lines[-1])
     return Head(int(last["seq"]), str(last["hash"]))
 
 

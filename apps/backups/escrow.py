@@ -17,6 +17,8 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
+from memoryhub.json_input import json_loads
+
 FORMAT = "memoryhub-keyring-escrow/1"
 # scrypt's cost: 2^15 x 8 x 128 bytes = 32 MiB and about a tenth of a second per attempt.
 COST = {"n": 2**15, "r": 8, "p": 1}
@@ -54,7 +56,7 @@ class Escrow:
     @classmethod
     def from_json(cls, text: str) -> Escrow:
         try:
-            document = json.loads(text)
+            document = json_loads(text)
             if document.get("format") != FORMAT or document["kdf"]["name"] != "scrypt":
                 raise EscrowError(f"not a keyring escrow ({FORMAT})")
             kdf = document["kdf"]

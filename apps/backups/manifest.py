@@ -9,7 +9,6 @@ It is written last: a directory without it is not a backup.
 from __future__ import annotations
 
 import hashlib
-import json
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from apps.audit.selectors import chain_heads
 from apps.backups.postgres import BackupError
 from apps.memories.models import DataKey, Memory
 from memoryhub import erasure_ledger
+from memoryhub.json_input import json_loads
 
 FORMAT = "memoryhub-backup/1"
 NAME = "manifest.json"
@@ -75,7 +75,7 @@ def read(directory: Path) -> dict[str, Any]:
             "incomplete (interrupted?) and cannot be restored."
         )
     try:
-        manifest = json.loads(path.read_text())
+        manifest = json_loads(path.read_text())
         files = dict(manifest["files"])
     except (ValueError, KeyError, TypeError):
         raise BackupError(f"{path}: not a MemoryHub backup manifest (unreadable)") from None
