@@ -57,7 +57,7 @@ def test_it_creates_a_key_shows_it_once_and_revokes_it(
     assert api_client(raw).get("/api/v1/namespaces/acme/memories").status_code == 200
 
     copy = page.locator("button.copy-key")
-    assert copy.is_visible()
+    copy.wait_for(state="visible")  # the page's script shows it once it runs
     copy.click()
     page.locator("#copy-status", has_text="Copied").wait_for()
     assert page.evaluate("navigator.clipboard.readText()") == raw
