@@ -28,7 +28,7 @@ import logging
 import os
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -55,8 +55,11 @@ class LedgerUnavailable(ApplicationError):
     code = "erasure_ledger_unavailable"
 
 
-class LedgerBroken(Exception):
+class LedgerBroken(ApplicationError):
     """The ledger's file does not chain: an entry was changed, removed or reordered."""
+
+    status_code = 500
+    code = "erasure_ledger_broken"
 
 
 @dataclass(frozen=True)
@@ -116,12 +119,17 @@ def entries(folder: Path | None = None) -> Iterator[Entry]:
     if not path.exists():
         return
     prev, seq = GENESIS, 0
+    known = {f.name for f in fields(Entry)}
     for number, line in _lines(path):
         try:
-            entry = Entry(**json_loads(line))
-        except (ValueError, TypeError) as error:
+            stored = json_loads(line)
+            entry = Entry(**{k: v for k, v in stored.items() if k in known})
+            # The hash covers the line as written: an entry of an older or newer format
+            # (fields added since, or to come) checks as it was made.
+            written = _digest({k: v for k, v in stored.items() if k != "hash"})
+        except (ValueError, TypeError, AttributeError) as error:
             raise LedgerBroken(f"{path}, line {number}: not a ledger entry ({error})") from None
-        if entry.seq != seq + 1 or entry.prev != prev or _digest(entry.body()) != entry.hash:
+        if entry.seq != seq + 1 or entry.prev != prev or written != entry.hash:
             raise LedgerBroken(f"{path}, line {number}: the chain is broken at entry {seq + 1}")
         prev, seq = entry.hash, entry.seq
         yield entry

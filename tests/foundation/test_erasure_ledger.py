@@ -3,6 +3,7 @@ the erasure when it cannot be written."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -154,3 +155,16 @@ def test_a_page_whose_erasure_is_refused_says_so_instead_of_failing(
     assert response.status_code == 503
     assert b"nothing was erased" in response.content
     assert Subject.objects.filter(pk=subject.pk).exists()
+
+
+def test_an_entry_of_another_format_checks_as_it_was_written(ledger: Path) -> None:
+    """An entry written before a field was added (or by a newer release, with one more)
+    keeps its hash: the chain covers each line as written."""
+    older = {"seq": 1, "at": "2026-12-01T00:00:00+00:00", "namespace_id": 1,
+             "scope": "namespace", "prev": erasure_ledger.GENESIS, "future": "x"}  # fmt: skip
+    older["hash"] = hashlib.sha256(json.dumps(older, sort_keys=True).encode()).hexdigest()
+    ledger.mkdir()
+    (ledger / erasure_ledger.FILENAME).write_text(json.dumps(older) + "\n")
+    second = erasure_ledger.append(namespace_id=2, scope="namespace")
+    assert second.prev == older["hash"]
+    assert erasure_ledger.head() == Head(2, second.hash)
