@@ -12,7 +12,7 @@ import pygal
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from apps.governance.overview import Overview
+from apps.governance.figures import Overview
 from apps.memories.models import Kind
 from memoryhub.charts import (
     Chart,

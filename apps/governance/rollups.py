@@ -12,8 +12,8 @@ from django.db import transaction
 from django.utils import timezone, translation
 
 from apps.governance.charts import overview_charts
+from apps.governance.figures import overview_for
 from apps.governance.models import OverviewSnapshot
-from apps.governance.overview import overview_for
 from apps.namespaces.models import Namespace
 
 SNAPSHOT_SECONDS = 60

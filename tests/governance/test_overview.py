@@ -12,7 +12,7 @@ from django.utils import timezone
 from apps.audit.actors import Actor
 from apps.audit.models import ChainVerification
 from apps.context.services import ContextRequest, context_assemble
-from apps.governance.overview import overview_for
+from apps.governance.figures import overview_for
 from apps.governance.selectors import review_counts
 from apps.memories.models import Memory
 from apps.pipeline.models import Job

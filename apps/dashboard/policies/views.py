@@ -23,7 +23,7 @@ from apps.dashboard.policies.forms import (
     SETTINGS_FIELDS,
     NamespaceSettingsForm,
 )
-from apps.governance.policies import policy_preview
+from apps.governance.previews import policy_preview
 from apps.namespaces.services import (
     namespace_update,
 )
