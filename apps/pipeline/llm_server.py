@@ -15,10 +15,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import httpx
 
 DEFAULT_MODEL = (
     Path(__file__).resolve().parents[2] / "var" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -86,8 +85,14 @@ class LlmServer:
             "--n_ctx", str(self.context), "--n_threads", str(self.threads),
         ]  # fmt: skip
         with open(handle, "wb") as output:
+            # A session of its own: Ctrl-C reaches only our process, which then stops the server
+            # (and a test run's Ctrl-C, the fixture that stops it).
             self.process = subprocess.Popen(  # noqa: S603 (our interpreter, our arguments)
-                command, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                command,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
         self._wait(timeout)
 
@@ -99,16 +104,22 @@ class LlmServer:
                 raise LlmServerUnavailable(
                     f"the server exited with status {self.process.returncode}:\n{self.log_tail()}"
                 )
-            try:
-                if httpx.get(f"{self.url}/models", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
+            if self.answers():
+                return
             time.sleep(0.2)
         self.stop()
         raise LlmServerUnavailable(
             f"the server did not answer within {timeout:g}s:\n{self.log_tail()}"
         )
+
+    def answers(self) -> bool:
+        """Whether `/v1/models` answers (asked without httpx, whose request log would come
+        before the command's own output)."""
+        try:
+            with urllib.request.urlopen(f"{self.url}/models", timeout=2) as response:  # noqa: S310
+                return bool(response.status == 200)
+        except OSError:
+            return False
 
     def log_tail(self, lines: int = 20) -> str:
         if self.log is None or not self.log.exists():

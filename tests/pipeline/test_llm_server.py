@@ -10,10 +10,12 @@ prompt cache): the tests assert the protocol and the guardrails, never the model
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 import jsonschema
 import pytest
+from django.core.management import CommandError, call_command
 
 from apps.memories.models import Memory
 from apps.pipeline.llm_server import LlmServer
@@ -88,11 +90,16 @@ def test_the_llm_extractor_job_finishes_through_it(
     job = response.json()
     assert response.status_code == 201
     assert Message.objects.count() == 1
-    assert Memory.objects.filter(kind="episodic").count() == job["status"].count("succeeded")
     if job["status"] == "succeeded":
         assert job["result"]["extractor"] == "llm"
+        assert Memory.objects.filter(kind="episodic").count() == 1
     else:
         assert job["status"] == "failed"
         assert job["error"].startswith("invalid LLM output after 1 attempts: "), job["error"]
         assert Memory.objects.count() == 0
         assert ConsolidationLog.objects.filter(decision="reject").count() == 1
+
+
+def test_the_command_says_to_run_make_llm_without_the_model(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="run `make llm`"):
+        call_command("llm_server", "--model", str(tmp_path / "absent.gguf"))

@@ -30,8 +30,6 @@ class Command(BaseCommand):
         self, *args: Any, port: int, model: Path, threads: int, ctx: int, **options: Any
     ) -> None:
         server = LlmServer(model=model.resolve(), port=port, threads=threads, context=ctx)
-        # `kill` (SIGTERM) stops the server as Ctrl-C does.
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             server.start()
         except LlmServerUnavailable as error:
@@ -44,6 +42,8 @@ class Command(BaseCommand):
             f"  export MEMORYHUB_LLM_MODEL={server.model_name}\n"
             "Ctrl-C stops it."
         )
+        # `kill` (SIGTERM) stops the server as Ctrl-C does.
+        previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             assert server.process is not None
             server.process.wait()
@@ -54,4 +54,5 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             self.stdout.write("Stopping the LLM server.")
         finally:
+            signal.signal(signal.SIGTERM, previous)
             server.stop()
