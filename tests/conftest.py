@@ -20,6 +20,7 @@ from apps.accounts.services import api_key_create
 from apps.audit.actors import Actor
 from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_create
+from apps.pipeline.llm_server import DEFAULT_MODEL, LlmServer, free_port, missing_reason
 from tests.embedder import DeterministicEmbedder
 
 if TYPE_CHECKING:
@@ -48,13 +49,15 @@ LANES = ("browser", "processes", "llm", "locomo")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that asks for a browser is in the browser lane; one that asks for a Redis of
-    its own, in the processes lane."""
+    its own, in the processes lane; one that asks for the local LLM server, in the llm lane."""
     for item in items:
         asked = set(getattr(item, "fixturenames", ()))
         if {"browser", "context"} & asked:
             item.add_marker(pytest.mark.browser)
         if "redis_server" in asked:
             item.add_marker(pytest.mark.processes)
+        if "llm_server" in asked:
+            item.add_marker(pytest.mark.llm)
 
 
 @pytest.fixture(autouse=True)
@@ -195,6 +198,24 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
             pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_REDIS=1 forbids skipping.")
         pytest.skip(reason)
     server = RedisServer(executable, tmp_path)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def llm_server() -> Iterator[LlmServer]:
+    """llama.cpp's OpenAI-compatible server on a free loopback port, serving the default
+    model (SmolLM2-135M), started once for the session. Without the package or the model it
+    skips, saying to run `make llm`, or fails under MEMORYHUB_REQUIRE_LLM=1 (CI)."""
+    reason = missing_reason(DEFAULT_MODEL)
+    if reason:
+        if os.environ.get("MEMORYHUB_REQUIRE_LLM") == "1":
+            pytest.fail(f"{reason}, and MEMORYHUB_REQUIRE_LLM=1 forbids skipping.")
+        pytest.skip(reason)
+    server = LlmServer(model=DEFAULT_MODEL, port=free_port())
     try:
         server.start()
         yield server
