@@ -432,6 +432,8 @@ MEMORYHUB_LLM_URL = env_url("MEMORYHUB_LLM_URL", schemes=("http", "https"))
 MEMORYHUB_LLM_MODEL = env_str("MEMORYHUB_LLM_MODEL", "gpt-4o-mini")
 MEMORYHUB_LLM_API_KEY = env_str("MEMORYHUB_LLM_API_KEY")
 MEMORYHUB_LLM_TIMEOUT = env_float("MEMORYHUB_LLM_TIMEOUT", 20.0, minimum=0.1)
+# The most an answer may take (tokens): an answer cut short by it is refused whole.
+MEMORYHUB_LLM_MAX_TOKENS = env_int("MEMORYHUB_LLM_MAX_TOKENS", 2048, minimum=16, maximum=65_536)
 # Partial HNSW indexes for the largest subjects (apps/memories/subject_indexes.py): a subject
 # with at least MIN embedded live memories gets one (the MAX largest), refreshed on beat.
 MEMORYHUB_SUBJECT_INDEX_MIN = env_int("MEMORYHUB_SUBJECT_INDEX_MIN", 5000, minimum=2)

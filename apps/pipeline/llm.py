@@ -68,6 +68,73 @@ SUMMARY_PROMPT = """Summarize this conversation for a future assistant in at mos
 words: what the user wants, facts they stated, decisions made, open questions. Plain text."""
 
 
+# The answer's JSON schema, sent with each extraction: where the endpoint constrains its
+# output by it, the model cannot wander off the shape. maxItems and maxLength bound what a
+# small model that loops would write; `max_tokens` bounds the rest, and an answer cut short
+# by it is refused whole (as any answer that parse_memories refuses).
+SCHEMA_MAX_ITEMS = 20
+SCHEMA_MAX_CHARS = 300
+_NULLABLE_TEXT = {"type": ["string", "null"], "maxLength": 100}
+_CHANGE = {
+    "type": "object",
+    "properties": {"slot": _NULLABLE_TEXT, "value": _NULLABLE_TEXT},
+    "required": ["slot", "value"],
+    "additionalProperties": False,
+}
+MEMORIES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "memories": {
+            "type": "array",
+            "maxItems": SCHEMA_MAX_ITEMS,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "content": {"type": "string", "maxLength": SCHEMA_MAX_CHARS},
+                    "kind": {"enum": sorted(KINDS)},
+                    "category": {"enum": sorted(CATEGORIES)},
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                    "importance": {"type": "number", "minimum": 0, "maximum": 1},
+                    "slot": _NULLABLE_TEXT,
+                    "turn": {"type": "integer", "minimum": 0},
+                    "ends": {"type": "array", "maxItems": MAX_ENDS, "items": _CHANGE},
+                    "disputes": {
+                        "type": "array",
+                        "maxItems": MAX_ENDS,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "slot": _NULLABLE_TEXT,
+                                "value": _NULLABLE_TEXT,
+                                "previous": {"type": "boolean"},
+                            },
+                            "required": ["slot", "value", "previous"],
+                            "additionalProperties": False,
+                        },
+                    },
+                },
+                "required": ["content", "kind", "category", "confidence", "importance", "slot",
+                             "turn"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["memories"],
+    "additionalProperties": False,
+}  # fmt: skip
+
+# How each endpoint takes a schema, learnt at its first schema-constrained call: OpenAI,
+# vLLM and Ollama take {"type": "json_schema", ...}; llama.cpp's server answers that with
+# a 500 and takes {"type": "json_object", "schema": ...}.
+_SCHEMA_FORMS: dict[str, str] = {}
+
+
+def _response_format(form: str, schema: dict[str, Any]) -> dict[str, Any]:
+    if form == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+
+
 class LlmUnavailable(Exception):
     """The endpoint is down, slow or overloaded (worth retrying)."""
 
@@ -87,6 +154,7 @@ class LlmClient:
     model: str
     api_key: str | None = None
     timeout: float = 20.0
+    max_tokens: int = 2048
 
     @classmethod
     def from_settings(cls) -> LlmClient:
@@ -99,31 +167,68 @@ class LlmClient:
             model=settings.MEMORYHUB_LLM_MODEL or "gpt-4o-mini",
             api_key=settings.MEMORYHUB_LLM_API_KEY,
             timeout=settings.MEMORYHUB_LLM_TIMEOUT,
+            max_tokens=settings.MEMORYHUB_LLM_MAX_TOKENS,
         )
 
-    def complete(self, messages: list[dict[str, str]], *, json_output: bool) -> str:
-        """The assistant message's text of one chat completion."""
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0}
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        json_output: bool,
+        schema: dict[str, Any] | None = None,
+    ) -> str:
+        """The assistant message's text of one chat completion: JSON under `schema` when
+        one is given (in the form the endpoint takes), JSON of any shape with `json_output`."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": 0,
+            "max_tokens": self.max_tokens,
+        }
         if json_output:
             body["response_format"] = {"type": "json_object"}
+        if schema is None:
+            response = self._post(body)
+        else:
+            form = _SCHEMA_FORMS.get(self.base_url, "json_schema")
+            response = self._post({**body, "response_format": _response_format(form, schema)})
+            if form == "json_schema" and response.status_code in (400, 422, 500):
+                # llama.cpp's server refuses the OpenAI form: try its own, and remember.
+                retried = self._post(
+                    {**body, "response_format": _response_format("json_object", schema)}
+                )
+                if retried.status_code == 200:
+                    _SCHEMA_FORMS[self.base_url] = "json_object"
+                response = retried
+            elif response.status_code == 200:
+                _SCHEMA_FORMS.setdefault(self.base_url, form)
+        return self._content(response)
+
+    def _post(self, body: dict[str, Any]) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         url = self.base_url + ("" if self.base_url.endswith("/v1") else "/v1") + "/chat/completions"
         try:
-            response = httpx.post(url, json=body, headers=headers, timeout=self.timeout)
+            return httpx.post(url, json=body, headers=headers, timeout=self.timeout)
         except httpx.TimeoutException:
             raise LlmUnavailable(f"no answer within {self.timeout:g}s") from None
         except httpx.HTTPError as error:
             raise LlmUnavailable(f"cannot reach the endpoint ({type(error).__name__})") from None
+
+    @staticmethod
+    def _content(response: httpx.Response) -> str:
         if response.status_code == 429 or response.status_code >= 500:
             raise LlmUnavailable(f"the endpoint answered HTTP {response.status_code}")
         if response.status_code != 200:
             raise LlmRefused(f"the endpoint refused the request: HTTP {response.status_code}")
         try:
-            content = json_loads(response.content)["choices"][0]["message"]["content"]
+            choice = json_loads(response.content)["choices"][0]
+            content = choice["message"]["content"]
         except (JsonInputError, KeyError, IndexError, TypeError):
             raise LlmOutputError("the answer is not a chat completion") from None
         if not isinstance(content, str):
             raise LlmOutputError("the answer has no text content")
+        if isinstance(choice, dict) and choice.get("finish_reason") == "length":
+            raise LlmOutputError("the answer was cut short by max_tokens")
         return content
 
 
@@ -275,6 +380,7 @@ class LlmExtractor:
                 {"role": "user", "content": conversation},
             ],
             json_output=True,
+            schema=MEMORIES_SCHEMA,
         )
         return episodic + parse_memories(answer, visible)
 

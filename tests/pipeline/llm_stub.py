@@ -1,6 +1,7 @@
 """A small OpenAI-compatible chat-completions server on loopback, for tests (never a real
 endpoint). `mode` decides each answer: ok (the JSON in `reply`), garbage, down (503), refuse (401),
-slow."""
+slow, llama (a 500 to the OpenAI schema form, as llama.cpp's server answers), cut (the
+answer cut short by max_tokens)."""
 
 from __future__ import annotations
 
@@ -25,5 +26,9 @@ class StubLlm(LoopbackStub):
             return 401, {"error": "bad key"}
         if self.mode == "slow":
             time.sleep(1.5)
+        if self.mode == "llama" and body.get("response_format", {}).get("type") == "json_schema":
+            return 500, {"error": "llama.cpp's server takes its own schema form"}
         content = "certainly! here are the memories: ..." if self.mode == "garbage" else self.reply
-        return 200, {"choices": [{"message": {"role": "assistant", "content": content}}]}
+        finished = "length" if self.mode == "cut" else "stop"
+        message = {"role": "assistant", "content": content}
+        return 200, {"choices": [{"message": message, "finish_reason": finished}]}

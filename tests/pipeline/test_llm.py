@@ -12,7 +12,8 @@ import pytest
 from apps.memories.models import Memory
 from apps.memories.row_encryption import KeyCache, open_memory, open_row
 from apps.pipeline import extraction
-from apps.pipeline.llm import LlmOutputError, parse_memories
+from apps.pipeline import llm as llm_module
+from apps.pipeline.llm import MEMORIES_SCHEMA, LlmOutputError, parse_memories
 from apps.pipeline.models import ConsolidationLog, Message, SessionSummary
 from tests.conftest import Tenant
 from tests.pipeline.llm_stub import StubLlm
@@ -51,6 +52,7 @@ def llm(settings) -> Iterator[StubLlm]:
         settings.MEMORYHUB_LLM_TIMEOUT = 0.5
         settings.MEMORYHUB_JOB_RETRIES = 2
         settings.MEMORYHUB_JOB_RETRY_DELAY = 0
+        llm_module._SCHEMA_FORMS.clear()
         yield stub
 
 
@@ -303,3 +305,44 @@ def test_a_summary_digest_nested_too_deep_is_refused() -> None:
     assert extraction.SummaryDigest.from_json(digest.to_json()) == digest
     with pytest.raises(JsonInputError, match="nested deeper"):
         extraction.SummaryDigest.from_json('{"held": ' + "[" * 5_000 + "]" * 5_000 + "}")
+
+
+def test_the_extraction_sends_its_schema_and_bounds_the_answer(acme: Tenant, llm: StubLlm) -> None:
+    llm.reply = json.dumps(GOOD)
+    assert ingest(acme).json()["status"] == "succeeded"
+    extraction_request = next(r for r in llm.requests if "response_format" in r)
+    assert extraction_request["max_tokens"] == 2048
+    form = extraction_request["response_format"]
+    assert form["type"] == "json_schema"  # the OpenAI form first (OpenAI, vLLM, Ollama)
+    assert form["json_schema"]["schema"] == MEMORIES_SCHEMA
+    items = MEMORIES_SCHEMA["properties"]["memories"]
+    assert items["maxItems"] > 0
+    assert items["items"]["properties"]["content"]["maxLength"] > 0
+
+
+def test_an_endpoint_that_takes_llama_cpps_schema_form_is_learnt_once(
+    acme: Tenant, llm: StubLlm
+) -> None:
+    llm.mode = "llama"
+    llm.reply = json.dumps(GOOD)
+    assert ingest(acme).json()["status"] == "succeeded"
+    forms = [r["response_format"] for r in llm.requests if "response_format" in r]
+    assert [f["type"] for f in forms] == ["json_schema", "json_object"]
+    assert forms[1]["schema"] == MEMORIES_SCHEMA
+    llm.requests.clear()
+    body = {**BODY, "session": "s2"}
+    assert acme.client.post(acme.url("messages"), body, format="json").json()["status"] == (
+        "succeeded"
+    )
+    forms = [r["response_format"] for r in llm.requests if "response_format" in r]
+    assert [f["type"] for f in forms] == ["json_object"]  # remembered: no 500 first
+
+
+def test_an_answer_cut_short_by_max_tokens_is_refused_whole(acme: Tenant, llm: StubLlm) -> None:
+    llm.mode = "cut"
+    llm.reply = json.dumps(GOOD)  # whole here; the endpoint says it stopped at the limit
+    job = ingest(acme).json()
+    assert job["status"] == "failed"
+    assert job["error"].endswith("the answer was cut short by max_tokens")
+    assert Memory.objects.filter(kind="semantic").count() == 0
+    assert Message.objects.count() == 3

@@ -90,6 +90,7 @@ def test_the_llm_extractor_job_finishes_through_it(
     job = response.json()
     assert response.status_code == 201
     assert Message.objects.count() == 1
+    print("LLM job:", job["status"], job.get("error", ""))  # shown with -s
     if job["status"] == "succeeded":
         assert job["result"]["extractor"] == "llm"
         assert Memory.objects.filter(kind="episodic").count() == 1
