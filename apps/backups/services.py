@@ -9,8 +9,6 @@ than the backup, behind the restore marker (memoryhub/maintenance.py).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
 import shutil
@@ -23,6 +21,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connection, transaction
+from django.db.migrations.executor import MigrationExecutor
 
 from apps.audit.actors import Actor
 from apps.audit.selectors import audit_chain_verify
@@ -238,11 +237,8 @@ def _prepare(*, empty_first: bool) -> None:
 
 
 def _migrate(progress: Progress) -> list[str]:
-    from django.db.migrations.executor import MigrationExecutor
-
-    plan = MigrationExecutor(connection).migration_plan(
-        MigrationExecutor(connection).loader.graph.leaf_nodes()
-    )
+    executor = MigrationExecutor(connection)
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
     pending = [f"{migration.app_label}.{migration.name}" for migration, _ in plan]
     if pending:
         progress(f"Migrating forward: {len(pending)} migration(s)")
@@ -356,9 +352,6 @@ def _forget_turns(namespace: Namespace, ids: list[uuid.UUID]) -> bool:
 
 def _subjects_by_fingerprint(namespace: Namespace) -> dict[str, Subject]:
     """The namespace's subjects by their receipts' fingerprint (HMAC of the external id)."""
-    key = KeyCache().fingerprint_key(namespace.pk)
-    found = {}
-    for subject in Subject.objects.filter(namespace=namespace).select_related("namespace"):
-        digest = hmac.new(key, subject.external_id.encode(), hashlib.sha256).hexdigest()
-        found[digest] = subject
-    return found
+    keys = KeyCache()
+    subjects = Subject.objects.filter(namespace=namespace).select_related("namespace")
+    return {keys.subject_fingerprint(namespace.pk, s.external_id): s for s in subjects}

@@ -8,6 +8,8 @@ and key version, so a ciphertext copied to another row, subject or field does no
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -205,6 +207,12 @@ class KeyCache:
     def fingerprint_key(self, namespace_id: int) -> bytes:
         shared, _ = self.key_for(namespace_id, None)
         return crypto.derive_key(shared, "subject-fingerprint")
+
+    def subject_fingerprint(self, namespace_id: int, external_id: str) -> str:
+        """The HMAC of a subject's external id that its erasure receipt and the erasure
+        ledger carry instead of the id."""
+        key = self.fingerprint_key(namespace_id)
+        return hmac.new(key, external_id.encode(), hashlib.sha256).hexdigest()
 
 
 def _version_ad(

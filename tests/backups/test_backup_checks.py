@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import pytest
 from django.conf import settings as django_settings
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 
 from apps.audit.actors import Actor
@@ -188,7 +188,7 @@ def test_the_escrow_opens_only_with_its_passphrase(
     assert django_settings.MEMORYHUB_KEK.split(",")[0].split(":")[1] not in out.read_text()
     assert oct(out.stat().st_mode & 0o777) == "0o600"
     monkeypatch.setenv("MEMORYHUB_ESCROW_PASSPHRASE", "another passphrase")
-    with pytest.raises(Exception, match="passphrase is wrong"):
+    with pytest.raises(CommandError, match="passphrase is wrong"):
         call_command("kek", "import", str(out))
 
 

@@ -6,7 +6,6 @@ Every function is keyword-only and writes its audit event in its own transaction
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import uuid
 from collections.abc import Callable
@@ -170,9 +169,7 @@ def subject_erase(*, actor: Actor, subject: Subject) -> ErasureReceipt:
     namespace = subject.namespace
     with transaction.atomic():
         subject = Subject.objects.select_for_update().get(pk=subject.pk)
-        fingerprint = hmac.new(
-            keys.fingerprint_key(namespace.pk), subject.external_id.encode(), hashlib.sha256
-        ).hexdigest()
+        fingerprint = keys.subject_fingerprint(namespace.pk, subject.external_id)
         memories = Memory.objects.filter(subject=subject)
         body: dict[str, Any] = {  # the fields of ErasureReceipt but the last two
             "subject_id": str(subject.pk),
