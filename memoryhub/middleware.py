@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.cache import add_never_cache_headers
 
 from memoryhub import maintenance, replica
@@ -143,7 +143,9 @@ def restoring_middleware(
                 status=503,
             )
         else:
-            page = loader.get_template("503.html").render({"restoring": True})
+            # Before the locale middleware: the reader's language is chosen here.
+            with translation.override(translation.get_language_from_request(request)):
+                page = loader.get_template("503.html").render({"restoring": True})
             response = HttpResponse(page, status=503)
         response["Retry-After"] = str(RESTORE_RETRY_AFTER_SECONDS)
         return response

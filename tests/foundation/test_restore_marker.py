@@ -34,6 +34,8 @@ def test_the_api_and_the_pages_answer_503_while_another_process_restores(
     page = alice_client.get("/")
     assert page.status_code == 503
     assert b"being restored from a backup" in page.content
+    chinese = alice_client.get("/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "正在从备份恢复" in chinese.content.decode()  # in the reader's language
     marker.unlink()
     assert acme.client.get(acme.url("memories")).status_code == 200
 
