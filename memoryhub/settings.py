@@ -417,12 +417,16 @@ MEMORYHUB_MAX_MESSAGES_PER_REQUEST = env_int(
     "MEMORYHUB_MAX_MESSAGES_PER_REQUEST", 100, minimum=1, maximum=10_000
 )
 MEMORYHUB_PII_PHONE_REGION = env_str("MEMORYHUB_PII_PHONE_REGION", "US")
-# Extraction and session summaries: "offline" (rules, extractive) or "llm", an
-# OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM) at MEMORYHUB_LLM_URL.
-# Only the operator's endpoint is ever called. A job whose endpoint is down, slow or answers
-# garbage is retried MEMORYHUB_JOB_RETRIES times (backoff from MEMORYHUB_JOB_RETRY_DELAY
-# seconds), then marked failed; its turns stay stored.
-MEMORYHUB_EXTRACTOR = env_choice("MEMORYHUB_EXTRACTOR", "offline", ("offline", "llm"))
+# Extraction and session summaries: "offline" (rules, extractive), "llm" (an
+# OpenAI-compatible chat-completions endpoint: OpenAI, Ollama, vLLM, llama.cpp's server, at
+# MEMORYHUB_LLM_URL) or, for extraction, "both" (the rules, and the LLM only on turns whose
+# change or doubt the rules leave unresolved). A namespace may choose its own extractor.
+# Only the operator's endpoint is ever called. A call that fails is retried
+# MEMORYHUB_LLM_RETRIES times with backoff; an endpoint that keeps failing opens a breaker
+# (MEMORYHUB_LLM_BREAKER_FAILURES calls in a row) for MEMORYHUB_LLM_BREAKER_COOLDOWN seconds.
+# Whenever the LLM cannot answer, the job uses the rules and records why: it never fails
+# because of the endpoint.
+MEMORYHUB_EXTRACTOR = env_choice("MEMORYHUB_EXTRACTOR", "offline", ("offline", "llm", "both"))
 MEMORYHUB_SUMMARIZER = env_choice("MEMORYHUB_SUMMARIZER", "offline", ("offline", "llm"))
 # Extracted facts less certain than this (hedged: "I think I might be...", or an LLM's own
 # confidence) wait in the review queue (status pending_review) instead of becoming current.
@@ -434,6 +438,12 @@ MEMORYHUB_LLM_API_KEY = env_str("MEMORYHUB_LLM_API_KEY")
 MEMORYHUB_LLM_TIMEOUT = env_float("MEMORYHUB_LLM_TIMEOUT", 20.0, minimum=0.1)
 # The most an answer may take (tokens): an answer cut short by it is refused whole.
 MEMORYHUB_LLM_MAX_TOKENS = env_int("MEMORYHUB_LLM_MAX_TOKENS", 2048, minimum=16, maximum=65_536)
+MEMORYHUB_LLM_RETRIES = env_int("MEMORYHUB_LLM_RETRIES", 2, minimum=0, maximum=10)
+MEMORYHUB_LLM_RETRY_DELAY = env_float("MEMORYHUB_LLM_RETRY_DELAY", 0.5, minimum=0.0)
+MEMORYHUB_LLM_BREAKER_FAILURES = env_int(
+    "MEMORYHUB_LLM_BREAKER_FAILURES", 3, minimum=1, maximum=1000
+)
+MEMORYHUB_LLM_BREAKER_COOLDOWN = env_float("MEMORYHUB_LLM_BREAKER_COOLDOWN", 60.0, minimum=1.0)
 # Partial HNSW indexes for the largest subjects (apps/memories/subject_indexes.py): a subject
 # with at least MIN embedded live memories gets one (the MAX largest), refreshed on beat.
 MEMORYHUB_SUBJECT_INDEX_MIN = env_int("MEMORYHUB_SUBJECT_INDEX_MIN", 5000, minimum=2)
@@ -479,8 +489,8 @@ MEMORYHUB_PORTAL_ADDRESS_RATE = env_str("MEMORYHUB_PORTAL_ADDRESS_RATE", "300/m"
 # each batch: a killed worker resumes from the last one).
 MEMORYHUB_PURGE_BATCH = env_int("MEMORYHUB_PURGE_BATCH", 500, minimum=1, maximum=10_000)
 MEMORYHUB_JOB_RETRY_DELAY = env_float("MEMORYHUB_JOB_RETRY_DELAY", 2.0, minimum=0.0)
-if "llm" in (MEMORYHUB_EXTRACTOR, MEMORYHUB_SUMMARIZER) and not MEMORYHUB_LLM_URL:
-    raise ImproperlyConfigured("MEMORYHUB_EXTRACTOR/SUMMARIZER=llm needs MEMORYHUB_LLM_URL.")
+if {"llm", "both"} & {MEMORYHUB_EXTRACTOR, MEMORYHUB_SUMMARIZER} and not MEMORYHUB_LLM_URL:
+    raise ImproperlyConfigured("An LLM extractor or summarizer needs MEMORYHUB_LLM_URL.")
 # Documents (POST /documents): size limit, default chunk size and overlap in tokens of an
 # OpenAI encoding (exact, offline).
 MEMORYHUB_MAX_DOCUMENT_BYTES = env_int(

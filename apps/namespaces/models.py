@@ -14,6 +14,15 @@ class PiiPolicy(models.TextChoices):
     REJECT = "reject", _("Reject")
 
 
+class Extractor(models.TextChoices):
+    """What turns a namespace's conversations into facts (blank: the server's
+    MEMORYHUB_EXTRACTOR)."""
+
+    OFFLINE = "offline", _("Rules")
+    LLM = "llm", _("LLM")
+    BOTH = "both", _("Rules, then the LLM on unresolved changes")
+
+
 class Namespace(models.Model):
     """A team's memory space: the unit of access control, retention, PII policy and key scope."""
 
@@ -71,6 +80,12 @@ class Namespace(models.Model):
         default=0,
         validators=[MaxValueValidator(30)],
         help_text="Days an erasure asked for in the portal waits, cancellable (0: at once).",
+    )
+    extractor = models.CharField(
+        max_length=16,
+        choices=Extractor.choices,
+        blank=True,
+        help_text="What turns conversations into facts (none: the server's default).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -218,11 +218,14 @@ class _Batch:
 
     def source(self, candidate: extraction.Candidate) -> dict[str, Any]:
         message = self.message_by_position.get(candidate.position)
-        return {
+        source = {
             "session": self.session.external_id,
             "message": message,
             "extractor": candidate.category,
         }
+        if candidate.model:  # an LLM's fact: the model that proposed it (else the rules')
+            source["model"] = candidate.model
+        return source
 
     def tags(self, candidate: extraction.Candidate) -> list[str]:
         """The candidate's tags and those the app sent with its turn."""

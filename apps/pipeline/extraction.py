@@ -65,6 +65,11 @@ class Candidate:
     # Current facts the turn puts in doubt without saying what holds instead: each becomes
     # disputed (out of the current facts, in the review queue) until a person decides.
     disputes: list[Dispute] = field(default_factory=list)
+    # An LLM's fact: the model that proposed it (empty: the rules), the span of the turn it
+    # rests on and the value it names (`grounding.py` checks both; neither is stored).
+    model: str = ""
+    evidence: str = ""
+    value: str = ""
 
 
 class Extractor(Protocol):

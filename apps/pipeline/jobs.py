@@ -28,7 +28,8 @@ from apps.memories.row_encryption import KeyCache, open_row
 from apps.memories.services import memories_reembed
 from apps.pipeline import extraction
 from apps.pipeline.consolidation import consolidate_and_store, replayed_turn_times
-from apps.pipeline.llm import LlmOutputError, LlmRefused, LlmUnavailable
+from apps.pipeline.extractors import extract_with_fallback, get_extractor
+from apps.pipeline.llm import LLM_ERRORS, LlmOutputError, LlmRefused, LlmUnavailable
 from apps.pipeline.models import (
     ConsolidationLog,
     Decision,
@@ -36,6 +37,7 @@ from apps.pipeline.models import (
     JobStatus,
     Message,
     Session,
+    SessionSummary,
 )
 from apps.pipeline.summaries import get_summarizer, session_summary_update
 from memoryhub.exceptions import ApplicationError
@@ -44,14 +46,6 @@ logger = logging.getLogger(__name__)
 
 INGEST = "ingest"
 DOCUMENT = "document"
-
-
-def get_extractor() -> extraction.Extractor:
-    if settings.MEMORYHUB_EXTRACTOR == "llm":
-        from apps.pipeline.llm import LlmClient, LlmExtractor
-
-        return LlmExtractor(LlmClient.from_settings())
-    return extraction.OfflineExtractor()
 
 
 def _turns(
@@ -83,8 +77,6 @@ def _skipped_paused(job: Job) -> Job:
 def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None) -> Job:
     """Extract, consolidate and store the memories of one ingest job, and roll the session's
     summary forward, exactly once."""
-    extractor = extractor or get_extractor()
-    summarizer = get_summarizer()
     with transaction.atomic():
         job = (
             Job.objects.select_for_update(of=("self",))
@@ -94,6 +86,7 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
         if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
             return job  # done before (a redelivery, or a retry of a finished job)
         namespace = job.namespace
+        extractor = extractor or get_extractor(namespace)
         # One job of a subject at a time: its facts, supersessions and summaries follow in
         # order, and a pause that came after the request still holds. NO KEY: a write that
         # holds the audit chain's head checks its foreign key to the subject at commit (KEY
@@ -110,14 +103,19 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
         by_position = {rows[i].position: i for i in ids if i in rows}
         # The extraction and the summary read the same turns: their facts are found once.
         with facts_remembered():
-            candidates = extractor.extract(turns)  # may raise: the task retries, then fails the job
+            extracted = extract_with_fallback(extractor, turns)
             actor = Actor.for_job(job.id, gettext_noop("write pipeline"))
+            if extracted.refused_whole:
+                ConsolidationLog.objects.create(
+                    namespace=namespace, subject=subject, job=job, decision=Decision.REJECT,
+                    reason=extracted.fallback[:200],
+                )  # fmt: skip
             outcome = consolidate_and_store(
                 actor=actor,
                 namespace=namespace,
                 subject=subject,
                 session=session,
-                candidates=candidates,
+                candidates=extracted.candidates,
                 tags_by_message=job.payload.get("tags", {}),
                 message_by_position=by_position,
                 keys=keys,
@@ -127,14 +125,16 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
                     **replayed_turn_times(keys=keys, subject=subject, session=session, turns=turns),
                 },
             )
-            summary = session_summary_update(keys=keys, session=session, summarizer=summarizer)
+            summary = _summary_update(keys=keys, session=session)
         job.status = JobStatus.SUCCEEDED
         job.attempts += 1
         job.result = {
             "messages": len(ids),
             "memories": outcome["memories"],
             "decisions": outcome["decisions"],
-            "extractor": extractor.name,
+            "extractor": extracted.extractor,
+            "model": extracted.model,
+            "fallback": extracted.fallback,
             "summary_version": summary.version if summary else None,
         }
         job.error = ""
@@ -147,9 +147,23 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
             subject_id=subject.pk,
             object_type="job",
             object_id=str(job.id),
-            details={"memories": len(outcome["memories"]), "decisions": outcome["decisions"]},
+            details={
+                "memories": len(outcome["memories"]),
+                "decisions": outcome["decisions"],
+                "extractor": extracted.extractor,
+                **({"fallback": True} if extracted.fallback else {}),
+            },
         )
     return job
+
+
+def _summary_update(*, keys: KeyCache, session: Session) -> SessionSummary | None:
+    """The session's next summary: the LLM's, or the offline one when it cannot answer."""
+    try:
+        return session_summary_update(keys=keys, session=session, summarizer=get_summarizer())
+    except LLM_ERRORS:
+        offline = extraction.OfflineSummarizer(words=settings.MEMORYHUB_SUMMARY_WORDS)
+        return session_summary_update(keys=keys, session=session, summarizer=offline)
 
 
 def job_fail(*, job_id: str, reason: str, rejected: bool = False) -> None:

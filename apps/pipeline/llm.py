@@ -10,15 +10,19 @@ times. Neither exception message carries conversation text.
 from __future__ import annotations
 
 import math
+import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 from apps.facts.doubt import Dispute
 from apps.facts.rules import Ending, normal_slot, slot_group
-from apps.pipeline import extraction
+from apps.pipeline import extraction, llm_health
+from apps.pipeline.grounding import grounded
 from memoryhub.json_input import JsonInputError, json_loads
 
 KINDS = {"semantic", "procedural"}
@@ -28,12 +32,14 @@ CATEGORIES = {
 MAX_ENDS = 10
 MAX_MEMORIES = 50
 MAX_CONTENT_CHARS = 1000
+T = TypeVar("T")
 
 EXTRACT_PROMPT = """You extract long-term memories about the user from a conversation.
 Return only JSON: {"memories": [{"content": str, "kind": "semantic" | "procedural",
 "category": "fact" | "preference" | "plan" | "event" | "health" | "relationship"
 | "correction" | "instruction", "confidence": number 0..1, "importance": number 0..1,
-"slot": str or null, "turn": int, "ends": [{"slot": str or null, "value": str or null}],
+"slot": str or null, "value": str or null, "evidence": str, "turn": int,
+"ends": [{"slot": str or null, "value": str or null}],
 "disputes": [{"slot": str or null, "value": str or null, "previous": bool}],
 "occurred_at": ISO 8601 or null, "valid_from": ISO 8601 or null,
 "expires_at": ISO 8601 or null}]}.
@@ -61,6 +67,10 @@ Return only JSON: {"memories": [{"content": str, "kind": "semantic" | "procedura
   memory has content "" and only "disputes".
 - "expires_at": when a plan lapses (after its date). Use a lower confidence for hedged
   statements ("I think I might...").
+- "evidence" is the words of that turn that state it, copied exactly; "value" is what the
+  slot holds, as the turn says it ("peanuts", "Shanghai", "nurse"), or null.
+- Only what a turn states plainly about the speaker: not a place visited, a drug read
+  about, a wish, a joke, a question or somebody else's facts (those take "<relation>|").
 - "turn" is the index of the turn it comes from. An empty list is a good answer when
   nothing is worth remembering."""
 
@@ -96,6 +106,8 @@ MEMORIES_SCHEMA: dict[str, Any] = {
                     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                     "importance": {"type": "number", "minimum": 0, "maximum": 1},
                     "slot": _NULLABLE_TEXT,
+                    "value": _NULLABLE_TEXT,
+                    "evidence": {"type": "string", "maxLength": SCHEMA_MAX_CHARS},
                     "turn": {"type": "integer", "minimum": 0},
                     "ends": {"type": "array", "maxItems": MAX_ENDS, "items": _CHANGE},
                     "disputes": {
@@ -114,7 +126,7 @@ MEMORIES_SCHEMA: dict[str, Any] = {
                     },
                 },
                 "required": ["content", "kind", "category", "confidence", "importance", "slot",
-                             "turn"],
+                             "value", "evidence", "turn"],
                 "additionalProperties": False,
             },
         }
@@ -148,6 +160,13 @@ class LlmRefused(Exception):
     long): retrying the same request cannot help."""
 
 
+class BreakerOpen(LlmUnavailable):
+    """The endpoint failed too often lately: no call is made until its cooldown ends."""
+
+
+LLM_ERRORS = (LlmUnavailable, LlmOutputError, LlmRefused)
+
+
 @dataclass(frozen=True)
 class LlmClient:
     base_url: str
@@ -155,6 +174,8 @@ class LlmClient:
     api_key: str | None = None
     timeout: float = 20.0
     max_tokens: int = 2048
+    retries: int = 0
+    retry_delay: float = 0.5
 
     @classmethod
     def from_settings(cls) -> LlmClient:
@@ -168,7 +189,40 @@ class LlmClient:
             api_key=settings.MEMORYHUB_LLM_API_KEY,
             timeout=settings.MEMORYHUB_LLM_TIMEOUT,
             max_tokens=settings.MEMORYHUB_LLM_MAX_TOKENS,
+            retries=settings.MEMORYHUB_LLM_RETRIES,
+            retry_delay=settings.MEMORYHUB_LLM_RETRY_DELAY,
         )
+
+    def ask(
+        self,
+        messages: list[dict[str, str]],
+        read: Callable[[str], T],
+        *,
+        json_output: bool,
+        schema: dict[str, Any] | None = None,
+    ) -> T:
+        """One question, answered and read by `read` (which raises LlmOutputError for an
+        answer it refuses), through the breaker: an unavailable endpoint is asked again
+        `retries` times with backoff; every outcome goes to the counters."""
+        if not llm_health.breaker_allows(self.base_url):
+            raise BreakerOpen("the LLM endpoint failed repeatedly; waiting out its cooldown")
+        attempt = 0
+        while True:
+            started = time.monotonic()
+            try:
+                answer = read(self.complete(messages, json_output=json_output, schema=schema))
+            except LlmUnavailable:
+                if attempt < self.retries:
+                    time.sleep(self.retry_delay * 2**attempt)
+                    attempt += 1
+                    continue
+                llm_health.call_failed(self.base_url)
+                raise
+            except (LlmOutputError, LlmRefused):
+                llm_health.call_failed(self.base_url)
+                raise
+            llm_health.call_succeeded(self.base_url, time.monotonic() - started)
+            return answer
 
     def complete(
         self,
@@ -277,6 +331,11 @@ def parse_memories(text: str, turns: list[extraction.Turn]) -> list[extraction.C
         turn = item["turn"]
         if isinstance(turn, bool) or not isinstance(turn, int) or turn not in positions:
             raise LlmOutputError(f"memory {number}: turn is not the index of a given turn")
+        value, evidence = item.get("value"), item.get("evidence", "")
+        if (value is not None and (not isinstance(value, str) or len(value) > 100)) or (
+            not isinstance(evidence, str) or len(evidence) > MAX_CONTENT_CHARS
+        ):
+            raise LlmOutputError(f"memory {number}: value or evidence is not a short string")
         candidates.append(
             extraction.Candidate(
                 content=content.strip(),
@@ -291,13 +350,15 @@ def parse_memories(text: str, turns: list[extraction.Turn]) -> list[extraction.C
                 occurred_at=_moment(item.get("occurred_at"), f"memory {number}: occurred_at"),
                 valid_from=_moment(item.get("valid_from"), f"memory {number}: valid_from"),
                 expires_at=_moment(item.get("expires_at"), f"memory {number}: expires_at"),
+                value=(value or "").strip(),
+                evidence=evidence.strip(),
             )
         )
     return candidates
 
 
 REQUIRED = {"content", "kind", "category", "confidence", "importance", "slot", "turn"}
-OPTIONAL = {"ends", "disputes", "occurred_at", "valid_from", "expires_at"}
+OPTIONAL = {"ends", "disputes", "occurred_at", "valid_from", "expires_at", "value", "evidence"}
 
 
 def _ends(value: Any, number: int) -> list[Ending]:
@@ -356,33 +417,51 @@ def _moment(value: Any, name: str) -> datetime | None:
 
 class LlmExtractor:
     """User turns as episodic memories (as offline); facts, preferences and plans by the LLM,
-    which sees the user and assistant turns without system prompts or recalled memories."""
+    which sees the user and assistant turns without system prompts or recalled memories.
+    Its facts are kept only where they keep the rules' contract (`grounding.py`)."""
 
     name = "llm"
 
     def __init__(self, client: LlmClient) -> None:
         self.client = client
+        self.refused: Counter[str] = Counter()  # the facts refused, by reason
 
     def extract(self, turns: list[extraction.Turn]) -> list[extraction.Candidate]:
         episodic = [c for c in extraction.OfflineExtractor().extract(turns) if c.kind == "episodic"]
+        return episodic + self.facts(turns)
+
+    def facts(
+        self, turns: list[extraction.Turn], only: set[int] | None = None
+    ) -> list[extraction.Candidate]:
+        """The grounded facts the model finds in the turns (in those at positions `only`,
+        when given; the others are not sent)."""
         visible = [
             extraction.Turn(t.role, extraction.strip_recalled(t.content), t.position, t.name)
             for t in turns
-            if t.role in ("user", "assistant")
+            if t.role in ("user", "assistant") and (only is None or t.position in only)
         ]
         visible = [t for t in visible if t.content]
         if not any(t.role == "user" for t in visible):
-            return episodic
+            return []
         conversation = "\n".join(f"[{i}] {t.role}: {t.content}" for i, t in enumerate(visible))
-        answer = self.client.complete(
+        found = self.client.ask(
             [
                 {"role": "system", "content": EXTRACT_PROMPT},
                 {"role": "user", "content": conversation},
             ],
+            lambda answer: parse_memories(answer, visible),
             json_output=True,
             schema=MEMORIES_SCHEMA,
         )
-        return episodic + parse_memories(answer, visible)
+        said = {t.position: t.content for t in visible if t.role == "user"}
+        # Only the user's turns state facts about the user.
+        kept = grounded([c for c in found if c.position in said], said)
+        kept.refused["not_a_user_turn"] += sum(c.position not in said for c in found)
+        llm_health.facts_refused(+kept.refused, self.client.base_url)
+        for candidate in kept.candidates:
+            candidate.model = self.client.model
+        self.refused.update(+kept.refused)
+        return kept.candidates
 
 
 class LlmSummarizer:
@@ -400,13 +479,17 @@ class LlmSummarizer:
         ]
         if previous:
             lines.insert(0, f"(summary so far) {previous}")
-        answer = self.client.complete(
+        return self.client.ask(
             [
                 {"role": "system", "content": SUMMARY_PROMPT.format(words=self.words)},
                 {"role": "user", "content": "\n".join(lines)},
             ],
+            _summary,
             json_output=False,
-        ).strip()
-        if not answer:
-            raise LlmOutputError("the summary is empty")
-        return answer
+        )
+
+
+def _summary(answer: str) -> str:
+    if not answer.strip():
+        raise LlmOutputError("the summary is empty")
+    return answer.strip()
