@@ -179,7 +179,7 @@ def grounded_value(group: str, value: str, evidence: str) -> bool:
 
 
 # The speaker in the first person; a relation of theirs as the subject instead.
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|me|my|myself)\b|我")
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|me|my|myself|we|we're|we've|us|our)\b|我")
 _OF_A_RELATION = re.compile(rf"\b(?:my|our)\s+(?:{RELATIONS})\b|我(?:的)?(?:{ZH_RELATIONS})")
 # Not a plain statement: a question, a wish, a hypothesis, a negation, a joke's "as if".
 _NOT_PLAIN = re.compile(
@@ -210,15 +210,25 @@ _STATES = {
 _STATES["employer"] = _STATES["job"]
 
 
-def stated(group: str, evidence: str, relation: str) -> bool:
-    """Whether the evidence states a fact of this group plainly, of the speaker (or of the
-    relation named in the slot)."""
+def _sentence(evidence: str, turn: str) -> str:
+    """The sentence of the turn that holds the evidence (folded), or the evidence itself."""
+    folded = fold(evidence)
+    for sentence in re.split(r"(?<=[.!?;\u3002\uff01\uff1f\uff1b])\s*", fold(turn)):
+        if folded in sentence:
+            return sentence
+    return folded
+
+
+def stated(group: str, evidence: str, relation: str, turn: str = "") -> bool:
+    """Whether the evidence states a fact of this group plainly and with the group's own
+    verb, in a sentence about the speaker (or about the relation the slot names)."""
     text = fold(evidence)
     if _NOT_PLAIN.search(text) or not _STATES[group].search(text):
         return False
+    sentence = _sentence(evidence, turn or evidence)
     if relation:
-        return fold(relation) in text
-    return bool(_FIRST_PERSON.search(text)) and not _OF_A_RELATION.search(text)
+        return fold(relation) in sentence
+    return bool(_FIRST_PERSON.search(sentence)) and not _OF_A_RELATION.search(sentence)
 
 
 @dataclass
@@ -241,7 +251,7 @@ def _refusal(candidate: Candidate, turn: str) -> str | None:
         return VALUE_NOT_IN_EVIDENCE
     if value and not in_vocabulary(group, value):
         return OFF_VOCABULARY
-    if group in SENSITIVE and not stated(group, evidence, relation):
+    if group in SENSITIVE and not stated(group, evidence, relation, turn):
         return NOT_STATED
     return None
 
