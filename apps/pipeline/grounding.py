@@ -181,12 +181,13 @@ def grounded_value(group: str, value: str, evidence: str) -> bool:
 # The speaker in the first person; a relation of theirs as the subject instead.
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|me|my|myself|we|we're|we've|us|our)\b|我")
 _OF_A_RELATION = re.compile(rf"\b(?:my|our)\s+(?:{RELATIONS})\b|我(?:的)?(?:{ZH_RELATIONS})")
-# Not a plain statement: a question, a wish, a hypothesis, a negation, a joke's "as if".
-_NOT_PLAIN = re.compile(
-    r"[?\uff1f]|\b(?:if|would|wish|wanna|want to|hope to|dream|dreams|someday|maybe|might"
-    r"|imagine|pretend|never|not|no longer|n't|as if|like a)\b"
-    r"|如果|要是|假如|假设|想|希望|梦想|也许|可能|不|没|吗"
+# Not a plain statement: a wish, a hypothesis (also where it opens the sentence: "if I
+# could, I'd live in Tokyo"), or, in the evidence itself, a question or a negation.
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|would|\w+'d|wish|wanna|want to|hope to|dream|dreams|someday|maybe|might"
+    r"|imagine|pretend|as if|like a)\b|如果|要是|假如|假设|想|希望|梦想|也许|可能"
 )
+_NEGATED = re.compile(r"[?\uff1f]|\b(?:not|never|no longer|\w+n't)\b|不|没|吗")
 # Each sensitive group's own verbs: the evidence must say the thing itself.
 _STATES = {
     "allergy": re.compile(r"allerg|intoleran|anaphyla|epipen|react|过敏"),
@@ -223,9 +224,11 @@ def stated(group: str, evidence: str, relation: str, turn: str = "") -> bool:
     """Whether the evidence states a fact of this group plainly and with the group's own
     verb, in a sentence about the speaker (or about the relation the slot names)."""
     text = fold(evidence)
-    if _NOT_PLAIN.search(text) or not _STATES[group].search(text):
+    if _HYPOTHETICAL.search(text) or _NEGATED.search(text) or not _STATES[group].search(text):
         return False
     sentence = _sentence(evidence, turn or evidence)
+    if _HYPOTHETICAL.search(sentence[: sentence.find(text)]):
+        return False
     if relation:
         return fold(relation) in sentence
     return bool(_FIRST_PERSON.search(sentence)) and not _OF_A_RELATION.search(sentence)
