@@ -51,4 +51,11 @@ WORDS = {
     "purpose:eval": _("quality run"),
     # what a quality run ran with when no variant was chosen (a variant cannot take the name)
     "run:namespace configuration": _("namespace configuration"),
+    # why a fact an LLM proposed was refused (apps/pipeline/grounding.py)
+    "refused:ungrounded": _("evidence not in the turn"),
+    "refused:value_not_in_evidence": _("value not in the evidence"),
+    "refused:no_value": _("no value named"),
+    "refused:off_vocabulary": _("outside the vocabularies"),
+    "refused:not_stated": _("not stated of the user"),
+    "refused:ending_ungrounded": _("ending without evidence"),
 }

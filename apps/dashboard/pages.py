@@ -38,7 +38,8 @@ class DashboardRequest(HttpRequest):
 
 def namespace_for_request(request: DashboardRequest, slug: str, role: str = VIEWER) -> Namespace:
     """The namespace, if the user may see it (else 404), and acts in it with `role` or more
-    (else 403). The role is kept on the request for the templates."""
+    (else 403). The role and the namespace are kept on the request for the templates (the
+    role) and the banner every page shows (`context_processors.llm_outage`)."""
     try:
         namespace, held = namespace_with_role(request.user, slug)
     except NotFound:
@@ -46,6 +47,7 @@ def namespace_for_request(request: DashboardRequest, slug: str, role: str = VIEW
     if ROLE_RANK[MembershipRole(held)] < ROLE_RANK[MembershipRole(role)]:
         raise PermissionDenied(_("Your role in this namespace does not allow this."))
     request.role = held  # type: ignore[attr-defined]
+    request.namespace = namespace  # type: ignore[attr-defined]
     return namespace
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -18,7 +19,7 @@ from apps.audit.actors import Actor
 from apps.memories.models import VECTOR_FIELDS, Memory, Status
 from apps.memories.row_encryption import KeyCache, open_memory
 from apps.namespaces import pii
-from apps.namespaces.models import Namespace
+from apps.namespaces.models import Extractor, Namespace
 from apps.pipeline import lifecycle
 
 PII_SAMPLE = 1000
@@ -89,6 +90,8 @@ def policy_preview(*, namespace: Namespace, changes: dict[str, Any]) -> list[Eff
             else _("Erasures asked for in the portal run at once.")
         )
         effects.append(Effect("erasure_grace_days", text))
+    if "extractor" in changes:
+        effects.append(Effect("extractor", _extractor(proposed.extractor)))
     for name in (
         "recency_half_life_days",
         "keep_turns_when_paused",
@@ -100,6 +103,17 @@ def policy_preview(*, namespace: Namespace, changes: dict[str, Any]) -> list[Eff
         if name in changes:
             effects.append(Effect(name, _("Changes no stored memory.")))
     return effects
+
+
+def _extractor(chosen: str) -> str:
+    label = Extractor(chosen or settings.MEMORYHUB_EXTRACTOR).label
+    if not chosen:
+        return _(
+            "New conversations are read by the server's default extractor (%(extractor)s); "
+            "stored memories stay as they are."
+        ) % {"extractor": label}
+    text = _("New conversations are read by: %(extractor)s; stored memories stay as they are.")
+    return text % {"extractor": label}
 
 
 def _retention(proposed: Namespace) -> str:

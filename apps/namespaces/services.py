@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from django.conf import settings
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import User
 from django.contrib.auth.validators import UnicodeUsernameValidator
@@ -14,7 +15,7 @@ from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
-from apps.namespaces.models import Membership, MembershipRole, Namespace, PiiPolicy
+from apps.namespaces.models import Extractor, Membership, MembershipRole, Namespace, PiiPolicy
 from apps.namespaces.origins import normalize_origin
 from memoryhub import erasure_ledger
 from memoryhub.exceptions import ApplicationError
@@ -32,6 +33,7 @@ _UPDATABLE = (
     "portal_return_origins",
     "portal_frame_origins",
     "erasure_grace_days",
+    "extractor",
 )
 
 
@@ -75,6 +77,8 @@ def namespace_create(
 
 
 def namespace_update(*, actor: Actor, namespace: Namespace, **changes: Any) -> Namespace:
+    """Change the namespace's settings (the fields of `_UPDATABLE`), checked, under its row
+    lock; audited with the names of the fields changed, never their values."""
     unknown = set(changes) - set(_UPDATABLE)
     if unknown:
         raise ApplicationError(
@@ -98,6 +102,8 @@ def namespace_update(*, actor: Actor, namespace: Namespace, **changes: Any) -> N
             gettext_noop("The erasure grace period is 0 to 30 days."),
             details={"erasure_grace_days": ["0-30"]},
         )
+    if "extractor" in changes:
+        _check_extractor(changes["extractor"])
     with transaction.atomic():
         # NO KEY: writes in the namespace check their foreign key to it at commit, while
         # this transaction waits for the audit chain's head they hold (a deadlock otherwise).
@@ -114,6 +120,22 @@ def namespace_update(*, actor: Actor, namespace: Namespace, **changes: Any) -> N
             details={"fields": sorted(changes)},
         )
     return namespace
+
+
+def _check_extractor(extractor: object) -> None:
+    """A known extractor or blank (the server's default); the LLM only where the server has
+    an endpoint to call."""
+    if extractor != "" and extractor not in Extractor.values:
+        raise ApplicationError(
+            gettext_noop("Unknown extractor."), details={"extractor": ["unknown"]}
+        )
+    if extractor in (Extractor.LLM, Extractor.BOTH) and not settings.MEMORYHUB_LLM_URL:
+        raise ApplicationError(
+            gettext_noop(
+                "The LLM extractor needs an LLM endpoint: this server has no MEMORYHUB_LLM_URL."
+            ),
+            details={"extractor": ["no LLM endpoint"]},
+        )
 
 
 def _refuse_losing_the_last_owner(namespace: Namespace, user: User) -> None:

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db.models import Prefetch
+from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from apps.accounts.models import ApiKey
 from apps.memories.models import Subject
 from apps.memories.row_encryption import KeyCache, open_row
+from apps.namespaces.models import Namespace
+from apps.pipeline import llm_health
+from apps.pipeline.extractors import extractor_mode
 from apps.pipeline.models import Job, Message, MessageRole, Session, SessionSummary
 from memoryhub.exceptions import NotFound
 
@@ -99,17 +104,54 @@ def job_for_api_key(*, api_key: ApiKey, job_id: uuid.UUID | str) -> Job:
 
 @dataclass(frozen=True)
 class ExtractorInUse:
-    """Which extractor turns a namespace's conversations into facts (every namespace of the
-    deployment runs the same one): "offline" (the rules of apps/facts) or "llm", with the
-    model and the endpoint's host (never its key or path)."""
+    """Which extractor turns a namespace's conversations into facts: "offline" (the rules of
+    apps/facts), "llm", or "both" (the rules, then the LLM on what they left unresolved);
+    with the model and the endpoint's host (never its key or path) when it uses the LLM, and
+    whether it is the namespace's own choice rather than the server's default."""
 
     kind: str
     model: str = ""
     host: str = ""
+    own: bool = False
+
+    @property
+    def uses_llm(self) -> bool:
+        return self.kind in ("llm", "both")
 
 
-def extractor_in_use() -> ExtractorInUse:
-    if settings.MEMORYHUB_EXTRACTOR != "llm":
-        return ExtractorInUse("offline")
-    host = urlsplit(settings.MEMORYHUB_LLM_URL or "").hostname or ""
-    return ExtractorInUse("llm", settings.MEMORYHUB_LLM_MODEL or "", host)
+def extractor_in_use(namespace: Namespace | None = None) -> ExtractorInUse:
+    """The extractor the namespace's jobs run (the server's default without a namespace, or
+    when the namespace chose none). Without MEMORYHUB_LLM_URL that is the rules, whatever was
+    chosen. Reads settings and the namespace row it is given: no query."""
+    mode = extractor_mode(namespace)
+    own = namespace is not None and bool(namespace.extractor)
+    if mode not in ("llm", "both") or not settings.MEMORYHUB_LLM_URL:
+        return ExtractorInUse("offline", own=own)
+    host = urlsplit(settings.MEMORYHUB_LLM_URL).hostname or ""
+    return ExtractorInUse(mode, settings.MEMORYHUB_LLM_MODEL or "", host, own=own)
+
+
+@dataclass(frozen=True)
+class ExtractorOutage:
+    """The LLM extractor a namespace uses cannot be reached: its breaker has been open since
+    `since`, and the rules extract meanwhile."""
+
+    since: datetime
+
+
+def extractor_outage(namespace: Namespace | None = None) -> ExtractorOutage | None:
+    """The outage of the LLM extractor the namespace (or the server's default) uses, or None:
+    when it uses the rules alone, or the endpoint's breaker is closed. Reads the cache only
+    when the LLM is in use; never the database."""
+    if not extractor_in_use(namespace).uses_llm:
+        return None
+    breaker = llm_health.breaker_status()
+    if not breaker.open:
+        return None
+    return ExtractorOutage(since=breaker.since or timezone.now())
+
+
+def llm_counters() -> llm_health.LlmCounters:
+    """The configured LLM endpoint's counters (calls, failures, fallbacks to the rules, facts
+    refused by reason, median latency), as every worker counted them; numbers only."""
+    return llm_health.counters()

@@ -30,7 +30,7 @@ from apps.namespaces.selectors import namespaces_for_user
 from apps.namespaces.services import (
     namespace_create,
 )
-from apps.pipeline.selectors import extractor_in_use
+from apps.pipeline.selectors import extractor_in_use, llm_counters
 from memoryhub.exceptions import ApplicationError
 from memoryhub.health import current_health
 
@@ -41,7 +41,8 @@ from memoryhub.health import current_health
 def overview(request: DashboardRequest, slug: str | None = None) -> HttpResponse:
     """The landing page (every namespace the user may see) and a namespace's own overview:
     per-day charts of the last 30 days, what waits for review, what retention does soon,
-    the audit chain's last verification. System status is for operators (staff) only."""
+    the audit chain's last verification, the extractor in use (with the LLM endpoint's
+    counters when it uses one). System status is for operators (staff) only."""
     if slug is not None:
         namespaces = [namespace_for_request(request, slug)]
         context = page_context(request, namespaces[0])
@@ -53,6 +54,9 @@ def overview(request: DashboardRequest, slug: str | None = None) -> HttpResponse
         return render(request, template + "#status", _status(request))
     context.update(namespaces=namespaces, **_status(request))
     if namespaces:
+        # A namespace's own extractor, or the server's default on the page of every namespace.
+        extractor = extractor_in_use(namespace=context["namespace"])
+        context.update(extractor=extractor, llm=llm_counters() if extractor.uses_llm else None)
         snapshot = overview_snapshot(namespaces=namespaces)
         review = review_counts(namespaces=namespaces)  # live: the queue's page counts so too
         context.update(
@@ -61,7 +65,6 @@ def overview(request: DashboardRequest, slug: str | None = None) -> HttpResponse
             review=review,
             review_total=sum(review.values()),
             chain=chain_status_latest(),
-            extractor=extractor_in_use(),
         )
     return render(request, template, context)
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from apps.namespaces.models import Namespace
+from apps.namespaces.models import Extractor, Namespace
 from apps.namespaces.origins import normalize_origin
 
 SETTINGS_FIELDS = [
@@ -21,6 +22,7 @@ SETTINGS_FIELDS = [
     "summarize_after_days",
     "keep_turns_when_paused",
     "review_below",
+    "extractor",
     "portal_return_origins",
     "portal_frame_origins",
     "erasure_grace_days",
@@ -79,6 +81,7 @@ class NamespaceSettingsForm(forms.ModelForm):
             "summarize_after_days": _("Summarize episodes after (days)"),
             "keep_turns_when_paused": _("Keep turns when capture is paused"),
             "review_below": _("Review threshold (confidence)"),
+            "extractor": _("Extractor"),
             "portal_return_origins": _("Portal: apps it may return to"),
             "portal_frame_origins": _("Portal: sites that may embed it"),
             "erasure_grace_days": _("Portal: days before an erasure runs"),
@@ -101,6 +104,12 @@ class NamespaceSettingsForm(forms.ModelForm):
             "review_below": _(
                 "Facts less certain than this wait for review (empty: the server's default)."
             ),
+            "extractor": _(
+                "What turns new conversations into facts: the rules, an LLM (its facts held "
+                "to the rules' checks, the rules standing in when it cannot answer), or both "
+                "(the LLM only on changes the rules leave unresolved). Stored memories stay "
+                "as they are."
+            ),
             "portal_return_origins": _(
                 "Origins a portal link's return_url may point to, such as "
                 "https://app.example.com (separate them with spaces)."
@@ -114,6 +123,29 @@ class NamespaceSettingsForm(forms.ModelForm):
             ),
         }
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        default = Extractor(settings.MEMORYHUB_EXTRACTOR).label
+        field = cast(forms.ChoiceField, self.fields["extractor"])
+        field.choices = [
+            ("", _("Server default (%(extractor)s)") % {"extractor": default}),
+            *Extractor.choices,
+        ]
+
+    def clean_extractor(self) -> str:
+        """The LLM only where the server has an endpoint; a choice already saved stands."""
+        extractor: str = self.cleaned_data["extractor"]
+        wants_llm = extractor in (Extractor.LLM, Extractor.BOTH)
+        if wants_llm and extractor != self.instance.extractor and not settings.MEMORYHUB_LLM_URL:
+            raise forms.ValidationError(
+                _(
+                    "This server has no LLM endpoint (MEMORYHUB_LLM_URL is not set): "
+                    "choose the rules or the server default."
+                ),
+                code="no_llm",
+            )
+        return extractor
 
     def changes(self, namespace: Namespace) -> dict[str, object]:
         """The fields whose value differs from the namespace's."""
