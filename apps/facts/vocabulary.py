@@ -103,7 +103,7 @@ _WORDS = re.compile(r"[a-z][a-z'-]*")
 
 
 @cache
-def _drug_finder() -> Callable[..., list[Any]]:
+def drug_finder() -> Callable[..., list[Any]]:
     """The package's finder, imported on first use (it reads its dictionary: ~1.5 s)."""
     from drug_named_entity_recognition import find_drugs
 
@@ -117,7 +117,7 @@ def names_a_drug(text: str) -> bool:
     if any(name in text for name in (*MEDICATIONS_ZH, *PHARMA_MORPHEMES_ZH)):
         return True
     words = _WORDS.findall(text.lower())
-    return bool(words) and bool(_drug_finder()(words, is_ignore_case=True))
+    return bool(words) and bool(drug_finder()(words, is_ignore_case=True))
 
 
 def names_an_allergen(text: str) -> bool:
@@ -229,7 +229,7 @@ def zh_names(group: str) -> tuple[str, ...]:
 
 
 # City names that are everyday words first ("live in reading", "stuck in traffic").
-_NOT_PLACES = frozenset(
+NOT_PLACES = frozenset(
     (
         "reading", "mobile", "nice", "split", "orange", "independence", "university", "union",
         "deal", "bath", "sale", "march", "opportunity", "liberty", "surprise", "enterprise",
@@ -253,7 +253,7 @@ def _places() -> dict[str, str]:
         names.setdefault(country["name"].lower(), country["name"])
     for state in cache_.get_us_states().values():
         names.setdefault(state["name"].lower(), state["name"])
-    for word in _NOT_PLACES:
+    for word in NOT_PLACES:
         names.pop(word, None)
     return names
 

@@ -75,7 +75,7 @@ def _drug_names(text: str) -> frozenset[str]:
     words = re.findall(r"[a-z][a-z'-]*", text.lower())
     if not words:
         return frozenset()
-    found = vocabulary._drug_finder()(words, is_ignore_case=True)
+    found = vocabulary.drug_finder()(words, is_ignore_case=True)
     return frozenset(str(item[0].get("name", "")).lower() for item in found if item)
 
 
@@ -102,7 +102,7 @@ def _place_aliases() -> dict[str, frozenset[str]]:
                     names.setdefault(fold(name), set()).add(city["name"])
     for place in (*cache_.get_countries().values(), *cache_.get_us_states().values()):
         names.setdefault(fold(place["name"]), set()).add(place["name"])
-    for word in vocabulary._NOT_PLACES:
+    for word in vocabulary.NOT_PLACES:
         names.pop(word, None)
     return {name: frozenset(places) for name, places in names.items()}
 

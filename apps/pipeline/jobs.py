@@ -13,6 +13,7 @@ import logging
 import time
 import uuid
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -28,7 +29,7 @@ from apps.memories.row_encryption import KeyCache, open_row
 from apps.memories.services import memories_reembed
 from apps.pipeline import extraction
 from apps.pipeline.consolidation import consolidate_and_store, replayed_turn_times
-from apps.pipeline.extractors import extract_with_fallback, get_extractor
+from apps.pipeline.extractors import Extracted, extract_with_fallback, get_extractor
 from apps.pipeline.llm import LLM_ERRORS, LlmOutputError, LlmRefused, LlmUnavailable
 from apps.pipeline.models import (
     ConsolidationLog,
@@ -126,35 +127,49 @@ def ingest_job_run(*, job_id: str, extractor: extraction.Extractor | None = None
                 },
             )
             summary = _summary_update(keys=keys, session=session)
-        job.status = JobStatus.SUCCEEDED
-        job.attempts += 1
-        job.result = {
-            "messages": len(ids),
-            "memories": outcome["memories"],
+        _succeeded(job, actor, extracted, outcome, summary, messages=len(ids))
+    return job
+
+
+def _succeeded(
+    job: Job,
+    actor: Actor,
+    extracted: Extracted,
+    outcome: dict[str, Any],
+    summary: SessionSummary | None,
+    *,
+    messages: int,
+) -> None:
+    """Record an ingest job's success, with what extracted it (and why the rules stood in,
+    if they did), and audit it."""
+    job.status = JobStatus.SUCCEEDED
+    job.attempts += 1
+    job.result = {
+        "messages": messages,
+        "memories": outcome["memories"],
+        "decisions": outcome["decisions"],
+        "extractor": extracted.extractor,
+        "model": extracted.model,
+        "fallback": extracted.fallback,
+        "summary_version": summary.version if summary else None,
+    }
+    job.error = ""
+    job.updated_at = timezone.now()
+    job.save()
+    audit_record(
+        actor=actor,
+        action="job.ingest.succeeded",
+        namespace=job.namespace,
+        subject_id=job.subject_id,
+        object_type="job",
+        object_id=str(job.id),
+        details={
+            "memories": len(outcome["memories"]),
             "decisions": outcome["decisions"],
             "extractor": extracted.extractor,
-            "model": extracted.model,
-            "fallback": extracted.fallback,
-            "summary_version": summary.version if summary else None,
-        }
-        job.error = ""
-        job.updated_at = timezone.now()
-        job.save()
-        audit_record(
-            actor=actor,
-            action="job.ingest.succeeded",
-            namespace=namespace,
-            subject_id=subject.pk,
-            object_type="job",
-            object_id=str(job.id),
-            details={
-                "memories": len(outcome["memories"]),
-                "decisions": outcome["decisions"],
-                "extractor": extracted.extractor,
-                **({"fallback": True} if extracted.fallback else {}),
-            },
-        )
-    return job
+            **({"fallback": True} if extracted.fallback else {}),
+        },
+    )
 
 
 def _summary_update(*, keys: KeyCache, session: Session) -> SessionSummary | None:

@@ -83,8 +83,11 @@ words: what the user wants, facts they stated, decisions made, open questions. P
 # small model that loops would write; `max_tokens` bounds the rest, and an answer cut short
 # by it is refused whole (as any answer that parse_memories refuses).
 SCHEMA_MAX_ITEMS = 20
-SCHEMA_MAX_CHARS = 300
+SCHEMA_ITEMS_PER_TURN = 4
+SCHEMA_MAX_CHARS = 200
 _NULLABLE_TEXT = {"type": ["string", "null"], "maxLength": 100}
+# A score in tenths: llama.cpp's grammars keep to an enum, not to a number's bounds.
+_SCORE = {"enum": [round(tenth / 10, 1) for tenth in range(11)]}
 _CHANGE = {
     "type": "object",
     "properties": {"slot": _NULLABLE_TEXT, "value": _NULLABLE_TEXT},
@@ -103,8 +106,8 @@ MEMORIES_SCHEMA: dict[str, Any] = {
                     "content": {"type": "string", "maxLength": SCHEMA_MAX_CHARS},
                     "kind": {"enum": sorted(KINDS)},
                     "category": {"enum": sorted(CATEGORIES)},
-                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                    "importance": {"type": "number", "minimum": 0, "maximum": 1},
+                    "confidence": _SCORE,
+                    "importance": _SCORE,
                     "slot": _NULLABLE_TEXT,
                     "value": _NULLABLE_TEXT,
                     "evidence": {"type": "string", "maxLength": SCHEMA_MAX_CHARS},
@@ -134,6 +137,20 @@ MEMORIES_SCHEMA: dict[str, Any] = {
     "required": ["memories"],
     "additionalProperties": False,
 }  # fmt: skip
+
+
+def memories_schema(user_turns: list[int]) -> dict[str, Any]:
+    """The answer's schema for a conversation whose user turns have these indexes: a fact
+    cites one of them, and there are a few facts a turn at most (a small model that loops
+    stops there, not at the token limit)."""
+    items = max(1, min(SCHEMA_MAX_ITEMS, SCHEMA_ITEMS_PER_TURN * len(user_turns)))
+    memories = MEMORIES_SCHEMA["properties"]["memories"]
+    item = memories["items"]
+    turn = {"enum": user_turns} if user_turns else item["properties"]["turn"]
+    item = {**item, "properties": {**item["properties"], "turn": turn}}
+    memories = {**memories, "maxItems": items, "items": item}
+    return {**MEMORIES_SCHEMA, "properties": {"memories": memories}}
+
 
 # How each endpoint takes a schema, learnt at its first schema-constrained call: OpenAI,
 # vLLM and Ollama take {"type": "json_schema", ...}; llama.cpp's server answers that with
@@ -218,8 +235,11 @@ class LlmClient:
                     continue
                 llm_health.call_failed(self.base_url)
                 raise
-            except (LlmOutputError, LlmRefused):
+            except LlmRefused:
                 llm_health.call_failed(self.base_url)
+                raise
+            except LlmOutputError:  # answered: a failure, but no sign the endpoint is down
+                llm_health.call_failed(self.base_url, available=True)
                 raise
             llm_health.call_succeeded(self.base_url, time.monotonic() - started)
             return answer
@@ -451,7 +471,7 @@ class LlmExtractor:
             ],
             lambda answer: parse_memories(answer, visible),
             json_output=True,
-            schema=MEMORIES_SCHEMA,
+            schema=memories_schema([i for i, t in enumerate(visible) if t.role == "user"]),
         )
         said = {t.position: t.content for t in visible if t.role == "user"}
         # Only the user's turns state facts about the user.

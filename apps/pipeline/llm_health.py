@@ -47,8 +47,11 @@ class BreakerStatus:
 
 
 def breaker_status(base_url: str | None = None) -> BreakerStatus:
-    failures = int(cache.get(_key("failures", base_url), 0))
-    opened = cache.get(_key("opened_at", base_url))
+    """The breaker's state (one cache read)."""
+    keys = {name: _key(name, base_url) for name in ("failures", "opened_at")}
+    found = cache.get_many(list(keys.values()))
+    failures = int(found.get(keys["failures"], 0))
+    opened = found.get(keys["opened_at"])
     since = datetime.fromtimestamp(float(opened), tz=UTC) if opened is not None else None
     return BreakerStatus(open=opened is not None, since=since, failures=failures)
 
@@ -74,13 +77,17 @@ def call_succeeded(base_url: str, seconds: float) -> None:
     cache.set(_key("latencies", base_url), latencies[-LATENCIES_KEPT:], _TTL)
 
 
-def call_failed(base_url: str) -> None:
-    """A call that got no usable answer (down, slow, refused, or an answer refused whole).
-    Enough of them in a row open the breaker (since the first of them); a failed probe
-    starts the cooldown again."""
+def call_failed(base_url: str, *, available: bool = False) -> None:
+    """A call that got no usable answer: the endpoint down, slow or refusing, or (when
+    `available`) an answer refused whole, which counts as a failure but not against the
+    breaker. Enough unavailable calls in a row open the breaker (since the first of them);
+    a failed probe starts the cooldown again."""
     now = time.time()
     _bump(_key("calls", base_url))
     _bump(_key("failed", base_url))
+    if available:  # it answered: it is up
+        cache.delete_many([_key(name, base_url) for name in _RUN])
+        return
     cache.add(_key("first", base_url), now, _TTL)
     _bump(_key("failures", base_url))
     if int(cache.get(_key("failures", base_url), 0)) >= settings.MEMORYHUB_LLM_BREAKER_FAILURES:

@@ -14,7 +14,7 @@ from apps.memories.models import Memory
 from apps.memories.row_encryption import KeyCache, open_memory, open_row
 from apps.pipeline import extraction
 from apps.pipeline import llm as llm_module
-from apps.pipeline.llm import MEMORIES_SCHEMA, LlmOutputError, parse_memories
+from apps.pipeline.llm import LlmOutputError, memories_schema, parse_memories
 from apps.pipeline.models import ConsolidationLog, Message, SessionSummary
 from tests.conftest import Tenant
 from tests.pipeline.llm_stub import StubLlm
@@ -356,8 +356,10 @@ def test_the_extraction_sends_its_schema_and_bounds_the_answer(acme: Tenant, llm
     assert extraction_request["max_tokens"] == 2048
     form = extraction_request["response_format"]
     assert form["type"] == "json_schema"  # the OpenAI form first (OpenAI, vLLM, Ollama)
-    assert form["json_schema"]["schema"] == MEMORIES_SCHEMA
-    items = MEMORIES_SCHEMA["properties"]["memories"]
+    assert form["json_schema"]["schema"] == memories_schema([0])  # one user turn
+    items = memories_schema([0])["properties"]["memories"]
+    assert items["maxItems"] == 4  # a few facts a turn
+    assert items["items"]["properties"]["turn"] == {"enum": [0]}  # the user's turn only
     assert items["maxItems"] > 0
     assert items["items"]["properties"]["content"]["maxLength"] > 0
 
@@ -370,7 +372,7 @@ def test_an_endpoint_that_takes_llama_cpps_schema_form_is_learnt_once(
     assert ingest(acme).json()["status"] == "succeeded"
     forms = [r["response_format"] for r in llm.requests if "response_format" in r]
     assert [f["type"] for f in forms] == ["json_schema", "json_object"]
-    assert forms[1]["schema"] == MEMORIES_SCHEMA
+    assert forms[1]["schema"] == memories_schema([0])
     llm.requests.clear()
     body = {**BODY, "session": "s2"}
     assert acme.client.post(acme.url("messages"), body, format="json").json()["status"] == (
