@@ -217,10 +217,12 @@ def ingest_attempt(job_id: str, retries: int) -> float | None:
     """One attempt at an ingest job; returns the delay before the next attempt, or None once
     the job is finished (succeeded, or failed with its reason).
 
-    An LLM endpoint that is down, slow or answers garbage is retried MEMORYHUB_JOB_RETRIES
-    times with exponential backoff; then the job fails, its turns staying stored. A refusal
-    (4xx) or any other error fails the job at once; for an unexpected error only its type is
-    kept (a database error's text can quote row values).
+    The server's extractors never fail a job for their LLM: the rules stand in
+    (`extractors.extract_with_fallback`). An LLM error that still reaches here (from an
+    extractor without that fallback) is retried MEMORYHUB_JOB_RETRIES times with exponential
+    backoff; then the job fails, its turns staying stored. A refusal (4xx) or any other error
+    fails the job at once; for an unexpected error only its type is kept (a database error's
+    text can quote row values).
     """
     try:
         ingest_job_run(job_id=job_id)

@@ -16,7 +16,6 @@ from django.utils import timezone
 from apps.audit.models import AuditEvent
 from apps.memories.models import Subject
 from tests.conftest import Tenant, api_client, make_api_key
-from tests.pipeline.llm_stub import StubLlm
 
 
 @dataclass
@@ -194,15 +193,19 @@ def test_the_filters_combine(acme: Tenant, story: Story) -> None:
     assert listed(acme, outcome="denied", since=late) == set()
 
 
+class BrokenExtractor:
+    name = "broken"
+
+    def extract(self, turns: list) -> list:
+        raise RuntimeError("a bug")
+
+
 @pytest.mark.django_db
-def test_a_failed_job_is_listed_under_the_failed_outcome(acme: Tenant, settings) -> None:
-    with StubLlm() as llm:
-        llm.mode = "refuse"  # a 401: the job fails at once
-        settings.MEMORYHUB_EXTRACTOR = "llm"
-        settings.MEMORYHUB_LLM_URL = llm.url
-        settings.MEMORYHUB_LLM_API_KEY = "stub-key"
-        body = {"subject": "u1", "session": "s1", "messages": [{"role": "user", "content": "Hi"}]}
-        job = expect(acme.client.post(acme.url("messages"), body, format="json"), 201)
+def test_a_failed_job_is_listed_under_the_failed_outcome(acme: Tenant, monkeypatch) -> None:
+    # An extractor's bug fails the job at once (an LLM's failure would not: the rules step in).
+    monkeypatch.setattr("apps.pipeline.jobs.get_extractor", lambda namespace: BrokenExtractor())
+    body = {"subject": "u1", "session": "s1", "messages": [{"role": "user", "content": "Hi"}]}
+    job = expect(acme.client.post(acme.url("messages"), body, format="json"), 201)
     assert job["status"] == "failed"
     failed = AuditEvent.objects.get(action="job.failed", object_id=job["id"])
     assert listed(acme, outcome="failed") == {failed.pk}

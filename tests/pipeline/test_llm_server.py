@@ -15,11 +15,14 @@ from pathlib import Path
 import httpx
 import jsonschema
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from apps.facts.rules import slot_group
 from apps.memories.models import Memory, Status
 from apps.memories.row_encryption import KeyCache, open_memory
+from apps.namespaces.models import Membership, MembershipRole
 from apps.pipeline import extraction, llm_health
 from apps.pipeline.llm import LlmClient, LlmExtractor, LlmOutputError
 from apps.pipeline.llm_server import LlmServer, free_port
@@ -209,6 +212,14 @@ def test_the_server_killed_mid_ingest_leaves_the_jobs_to_the_rules(
     status = llm_health.breaker_status()
     assert status.open
     assert "The user works as a nurse." in current_facts()
+    # The dashboard says so on every page.
+    owner = get_user_model().objects.create_user("owner")
+    Membership.objects.create(user=owner, namespace=acme.namespace, role=MembershipRole.OWNER)
+    browser = Client()
+    browser.force_login(owner)
+    page = browser.get(f"/n/{acme.namespace.slug}/").content.decode()
+    assert "LLM extractor unreachable since" in page
+    assert "rules in use" in page
     third = send(acme, "I have a cat named Miso.")  # the breaker is open: no call at all
     assert third["result"]["fallback"].startswith("BreakerOpen: ")
     assert llm_health.counters().fallbacks == 2
