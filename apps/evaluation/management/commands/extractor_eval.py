@@ -10,8 +10,10 @@ Without --endpoint the server's MEMORYHUB_LLM_URL is used; without either, only 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import cast
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -50,7 +52,7 @@ class Command(BaseCommand):
             modes = ("offline",)
         limit = options["limit"]
         scenarios = []
-        for name in options["sets"]:  # type: ignore[union-attr]
+        for name in cast(list[str], options["sets"]):
             path = SETS / f"{name}.json"
             if not path.is_file():
                 raise CommandError(f"{path} is not a set of scenarios.")
@@ -69,15 +71,15 @@ class Command(BaseCommand):
             scenarios=scenarios,
             sentences=sentences,
             conversations=conversations,
-            locomo_turns=int(options["locomo_turns"]),  # type: ignore[call-overload]
+            locomo_turns=cast(int, options["locomo_turns"]),
         )
-        self._table(results, settings.MEMORYHUB_LLM_MODEL if set(modes) - {"offline"} else "")
+        self._table(results, str(settings.MEMORYHUB_LLM_MODEL or ""))
         if options["json"]:
             self.stdout.write(json.dumps([asdict(f) for f in results], ensure_ascii=False))
 
     def _table(self, results: list[Figures], model: str) -> None:
         names = {"offline": "rules", "llm": f"llm ({model})", "both": f"both ({model})"}
-        rows = [
+        rows: list[tuple[str, Callable[[Figures], str]]] = [
             ("scenarios fully right", lambda f: f"{f.right}/{f.scenarios}"),
             ("corrected health facts left current", lambda f: str(f.health_left_current)),
             (
