@@ -125,6 +125,9 @@ def test_a_failing_endpoint_leaves_the_job_to_the_rules_which_record_why(
     assert facts == ["The user lives in Porto."]  # the rules' fact, not the LLM's
     rejected = ConsolidationLog.objects.filter(decision="reject").count()
     assert rejected == (1 if mode in ("garbage", "cut") else 0)
+    # The summarizer asks too: garbage is text, a summary; otherwise the offline one stands in.
+    summary = SessionSummary.objects.get()
+    assert summary.summarizer == ("llm" if mode == "garbage" else "offline")
     assert acme.client.get(f"/api/v1/jobs/{job['id']}").json()["status"] == "succeeded"
 
 
