@@ -55,6 +55,7 @@ class Figures:
     health_left_current: int = 0
     sentences: int = 0
     invented: list[tuple[str, str]] = field(default_factory=list)
+    invented_by_llm: int = 0  # of those, proposed by the LLM (the others are the rules')
     turns: int = 0  # user turns extracted, in all three parts
     locomo_turns: int = 0
     locomo_facts: int = 0
@@ -121,14 +122,16 @@ def run_ordinary(mode: str, sentences: list[str], figures: Figures) -> None:
         found = extract_with_fallback(_extractor(mode), turns).candidates
         figures.sentences += len(batch)
         figures.turns += len(batch)
-        figures.invented += [
-            (batch[c.position], c.slot)
+        invented = [
+            c
             for c in found
             if c.kind == "semantic"
             and c.content
             and "|" not in c.slot
             and slot_group(c.slot) in SENSITIVE
         ]
+        figures.invented += [(batch[c.position], c.slot) for c in invented]
+        figures.invented_by_llm += sum(1 for c in invented if c.model)
 
 
 def run_locomo(
