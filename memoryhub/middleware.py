@@ -121,6 +121,7 @@ def _client_credentials(request: HttpRequest) -> list[str]:
 
 
 RESTORE_RETRY_AFTER_SECONDS = 30
+PROBES = frozenset({"/healthz", "/readyz"})
 
 
 def restoring_middleware(
@@ -131,9 +132,10 @@ def restoring_middleware(
     newer than the backup are applied again."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
-        if not maintenance.restoring():
+        # The probes answer for themselves: the process is alive, and not ready meanwhile.
+        if request.path in PROBES or not maintenance.restoring():
             return get_response(request)
-        if request.path.startswith(("/api/", "/healthz")):
+        if request.path.startswith("/api/"):
             response: HttpResponse = JsonResponse(
                 error_body(
                     "restoring",
