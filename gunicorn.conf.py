@@ -21,5 +21,10 @@ from typing import Any
 def post_worker_init(worker: Any) -> None:
     from apps.memories.model_loading import warm_up_embedding_models
 
-    if warm_up_embedding_models():
+    try:
+        loaded = warm_up_embedding_models()
+    except Exception as error:  # the worker still serves; /readyz says "error" and loads again
+        worker.log.warning("The embedding models did not load (%s)", type(error).__name__)
+        return
+    if loaded:
         worker.notify()  # alive: the load counts against no request's timeout

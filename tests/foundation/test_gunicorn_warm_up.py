@@ -4,11 +4,15 @@ ready from the first probe."""
 
 from __future__ import annotations
 
+import importlib.util
+import logging
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -27,6 +31,39 @@ def test_a_remote_provider_is_not_called_to_warm_up() -> None:
     remote = embeddings.OpenAICompatibleProvider(base_url="http://127.0.0.1:1", model="m")
     embeddings.set_provider(remote)  # and no multilingual model (tests/conftest.py)
     assert model_loading.warm_up_embedding_models() is False  # no request: it would fail
+
+
+class FakeWorker:
+    def __init__(self) -> None:
+        self.notified = 0
+        self.log = logging.getLogger("tests.gunicorn")
+
+    def notify(self) -> None:
+        self.notified += 1
+
+
+def post_worker_init() -> Callable[[Any], None]:
+    spec = importlib.util.spec_from_file_location(
+        "gunicorn_conf", PROJECT_ROOT / "gunicorn.conf.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.post_worker_init
+
+
+def test_a_worker_whose_models_fail_to_load_still_serves(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def fail() -> bool:
+        raise OSError("no model files")
+
+    monkeypatch.setattr(model_loading, "warm_up_embedding_models", fail)
+    worker = FakeWorker()
+    post_worker_init()(worker)  # no exception: gunicorn would stop booting workers
+    assert worker.notified == 0
+    assert "did not load (OSError)" in caplog.text
 
 
 @pytest.mark.processes  # starts processes of its own: `make test-all`
