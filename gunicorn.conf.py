@@ -2,10 +2,15 @@
 `gunicorn memoryhub.wsgi:application --workers 4 --bind …`, or `-c /path/to/gunicorn.conf.py`
 from elsewhere. Options on the command line still apply over these.
 
-Each worker loads the local embedding model (and exports it to ONNX) once it has loaded the
-app, before it takes a request. Left to the first request, that took 4 s on an idle 2-core
-machine and 12 s under load, while the request waited and gunicorn's timeout could kill the
-worker (`make loadtest` saw both).
+Each worker loads the local embedding models (and exports the primary one to ONNX) once it
+has loaded the app, before it takes a request. Left to the first request, that took 4 s on an
+idle 2-core machine and 12 s under load, while the request waited and gunicorn's timeout
+could kill the worker (`make loadtest` saw both).
+
+Probes: `GET /healthz` is liveness (200 while the worker serves, nothing else checked);
+`GET /readyz` is readiness (503 until the database, the broker when one is set and the
+embedding models are ready). A worker answers only once its models are loaded, so /readyz
+does not wait on them here. docs/production.md has a Kubernetes example.
 """
 
 from __future__ import annotations
@@ -14,7 +19,12 @@ from typing import Any
 
 
 def post_worker_init(worker: Any) -> None:
-    from apps.memories.embeddings import warm_up_local_model
+    from apps.memories.model_loading import warm_up_embedding_models
 
-    if warm_up_local_model():
+    try:
+        loaded = warm_up_embedding_models()
+    except Exception as error:  # the worker still serves; /readyz says "error" and loads again
+        worker.log.warning("The embedding models did not load (%s)", type(error).__name__)
+        return
+    if loaded:
         worker.notify()  # alive: the load counts against no request's timeout

@@ -537,12 +537,12 @@ def gunicorn(server: EmbeddedServer) -> Iterator[str]:
             if process.poll() is not None:
                 raise SystemExit(f"gunicorn exited with {process.returncode} at start")
             try:
-                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                raise SystemExit("gunicorn did not answer /healthz within 90s")
+                raise SystemExit("gunicorn was not ready (/readyz) within 90s")
             time.sleep(0.5)
         yield url
     finally:

@@ -1,13 +1,17 @@
-"""Checks behind /healthz and the dashboard's status panel. Read-only, quick, content-free."""
+"""Checks behind /readyz and the dashboard's status panel. Read-only, quick, content-free.
+
+/healthz (liveness) checks nothing here: it answers while the process runs.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from memoryhub import replica
+from memoryhub import maintenance, replica
 
 
 @dataclass(frozen=True)
@@ -86,3 +90,52 @@ def current_health() -> Health:
         error=error,
         replica=check_replica(),
     )
+
+
+# An app's part of readiness: quick, content-free, and never the slow work itself (a check
+# that finds a model not loaded starts its load elsewhere and answers "loading").
+ReadinessCheck = Callable[[], str]
+_readiness_checks: dict[str, ReadinessCheck] = {}
+
+# What a check answers when ready; anything else names why not.
+READY = frozenset({"ok", "in-process"})
+
+
+def register_readiness_check(name: str, check: ReadinessCheck) -> None:
+    """Adds `check` to /readyz under `name`: an app above this package reports on what it
+    alone knows (apps.memories: its embedding models). `check` returns "ok" when ready, else
+    a word saying why not ("loading", "error"). Registering a name again replaces it."""
+    _readiness_checks[name] = check
+
+
+@dataclass(frozen=True)
+class Readiness:
+    checks: dict[str, str]
+    # Reported, never failing readiness: without the replica, reads go to the primary.
+    replica: dict[str, object] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return all(status in READY for status in self.checks.values())
+
+    def as_dict(self) -> dict[str, object]:
+        body: dict[str, object] = {
+            "status": "ready" if self.ready else "not_ready",
+            "checks": self.checks,
+        }
+        if self.replica is not None:
+            body["replica"] = self.replica
+        return body
+
+
+def current_readiness() -> Readiness:
+    """Whether this process may be sent traffic: the database answers (and is not being
+    restored), the broker does when one is configured ("in-process" without one), and every
+    registered check says "ok"."""
+    if maintenance.restoring():
+        database = "restoring"
+    else:
+        database, _, _ = check_database()
+    checks = {"database": database, "broker": check_broker()}
+    checks.update({name: check() for name, check in _readiness_checks.items()})
+    return Readiness(checks=checks, replica=check_replica() if database == "ok" else None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from memoryhub import request_context
 from memoryhub.error_reports import redact
 
 _FORMATTER = logging.Formatter()
@@ -26,4 +27,21 @@ class SecretsFilter(logging.Filter):
             record.exc_text = redact(record.exc_text)
         if record.stack_info:
             record.stack_info = redact(record.stack_info)
+        return True
+
+
+class RequestContextFilter(logging.Filter):
+    """Puts `request_id` and `trace_id` on every record (None when unknown) for the
+    formatters. The request id is the one of the request being served, or, for the line
+    Django's handler writes once the middleware has returned (a 404, a 500), the one its
+    request carries."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        current = request_context.request_id.get()
+        if current is None:
+            # django.request's records carry the request; django.server's a socket.
+            carried = getattr(getattr(record, "request", None), "request_id", None)
+            current = carried if isinstance(carried, str) else None
+        record.request_id = current
+        record.trace_id = request_context.current_trace_id()
         return True

@@ -15,7 +15,7 @@ from django.template import loader
 from django.utils import timezone, translation
 from django.utils.cache import add_never_cache_headers
 
-from memoryhub import maintenance, replica
+from memoryhub import maintenance, replica, request_context
 from memoryhub.api.errors import error_body
 from memoryhub.exceptions import ApplicationError
 
@@ -25,10 +25,18 @@ _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 def request_id_middleware(
     get_response: Callable[[HttpRequest], HttpResponse],
 ) -> Callable[[HttpRequest], HttpResponse]:
+    """The request's id: the client's `X-Request-ID` when it is 1-64 letters, digits or
+    `._:-`, else a new one; echoed in the response, written in the audit log, and on every
+    log line of the request (`request_context.request_id`, read by the logging filter)."""
+
     def middleware(request: HttpRequest) -> HttpResponse:
         claimed = request.headers.get("X-Request-ID", "")
         request.request_id = claimed if _SANE_ID.match(claimed) else uuid.uuid4().hex  # type: ignore[attr-defined]
-        response = get_response(request)
+        token = request_context.request_id.set(request.request_id)  # type: ignore[attr-defined]
+        try:
+            response = get_response(request)
+        finally:
+            request_context.request_id.reset(token)
         response["X-Request-ID"] = request.request_id  # type: ignore[attr-defined]
         return response
 
@@ -121,6 +129,7 @@ def _client_credentials(request: HttpRequest) -> list[str]:
 
 
 RESTORE_RETRY_AFTER_SECONDS = 30
+PROBES = frozenset({"/healthz", "/readyz"})
 
 
 def restoring_middleware(
@@ -131,9 +140,10 @@ def restoring_middleware(
     newer than the backup are applied again."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
-        if not maintenance.restoring():
+        # The probes answer for themselves: the process is alive, and not ready meanwhile.
+        if request.path in PROBES or not maintenance.restoring():
             return get_response(request)
-        if request.path.startswith(("/api/", "/healthz")):
+        if request.path.startswith("/api/"):
             response: HttpResponse = JsonResponse(
                 error_body(
                     "restoring",

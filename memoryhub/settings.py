@@ -95,6 +95,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every response carries the request's id, and every log line of the request.
+    "memoryhub.middleware.request_id_middleware",
     "django.middleware.security.SecurityMiddleware",
     # A restore under way (manage.py restore): every request answered 503.
     "memoryhub.middleware.restoring_middleware",
@@ -110,7 +112,6 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "memoryhub.middleware.request_id_middleware",
     "memoryhub.middleware.time_zone_middleware",
     "memoryhub.middleware.no_store_middleware",
     # A service's refusal that a page did not catch: a page saying so, not a 500.
@@ -279,7 +280,7 @@ STATIC_ROOT = env_path("STATIC_ROOT", DATA_DIR / "staticfiles")
 if env_bool("SECURE_PROXY_SSL_HEADER_ENABLED", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=not DEBUG)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=not DEBUG)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
@@ -649,16 +650,25 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # --- Logging --------------------------------------------------------------------------------
 # Memory content, keys and embeddings are never logged; loggers here carry ids and counts.
 LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+# "json": one JSON object a line (timestamp, level, logger, message, request_id and trace_id
+# when known), for a log collector; "text": one readable line.
+MEMORYHUB_LOG_FORMAT = env_choice("MEMORYHUB_LOG_FORMAT", "text", ("text", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "filters": {"secrets": {"()": "memoryhub.log_filters.SecretsFilter"}},
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "memoryhub.log_format.JsonLinesFormatter"},
+    },
+    "filters": {
+        "secrets": {"()": "memoryhub.log_filters.SecretsFilter"},
+        "request_context": {"()": "memoryhub.log_filters.RequestContextFilter"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "formatter": "plain",
-            "filters": ["secrets"],
+            "formatter": MEMORYHUB_LOG_FORMAT,
+            "filters": ["request_context", "secrets"],
         }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},

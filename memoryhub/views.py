@@ -1,4 +1,5 @@
-"""Project-level views: health and the error pages (JSON under /api/, HTML elsewhere)."""
+"""Project-level views: the probes (liveness, readiness) and the error pages (JSON under
+/api/, HTML elsewhere)."""
 
 from __future__ import annotations
 
@@ -18,14 +19,24 @@ from memoryhub.api.errors import (
     json_not_found,
     json_server_error,
 )
-from memoryhub.health import current_health
+from memoryhub.health import current_readiness
 
 
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    health = current_health()
-    return JsonResponse(health.as_dict(), status=200 if health.ok else 503)
+    """Liveness: 200 while the process runs and serves. It checks nothing else, so a
+    database or broker outage never has the process restarted (readiness says so)."""
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    """Readiness: 200 once the database, the broker (when one is configured) and the
+    embedding models are ready, else 503; the body names each check's state either way."""
+    readiness = current_readiness()
+    return JsonResponse(readiness.as_dict(), status=200 if readiness.ready else 503)
 
 
 def _is_api(request: HttpRequest) -> bool:

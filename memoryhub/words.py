@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 WORDS = {
-    # /healthz and the dashboard's status panel
+    # /readyz and the dashboard's status panel
     "ok": pgettext_lazy("health", "ok"),
     "in-process": _("in this process (no broker)"),
     "error": pgettext_lazy("health", "error"),

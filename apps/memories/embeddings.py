@@ -196,6 +196,11 @@ class SentenceTransformerProvider:
             torch.set_num_threads(threads)
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory: the next call does not wait for a load."""
+        return self._model is not None
+
+    @property
     def query_runtime(self) -> str:
         """What embeds single queries (known once loaded)."""
         return self._query_encoder.runtime if self._query_encoder else f"torch {self.dtype}"
@@ -624,20 +629,6 @@ class OpenAICompatibleProvider:
 
 _provider: EmbeddingProvider | None = None
 _provider_lock = threading.Lock()
-
-
-def warm_up_local_model() -> bool:
-    """Load the local model (both paths) now rather than at the first request; for a web
-    worker before it serves (gunicorn.conf.py). Nothing for a remote provider, which is not
-    called before a request needs it. Returns whether a model was loaded."""
-    from django.conf import settings
-
-    if settings.MEMORYHUB_EMBEDDING_PROVIDER != "local":
-        return False
-    provider = get_provider()
-    provider.embed_query("warm-up")
-    provider.embed_documents(["warm-up"])
-    return True
 
 
 def get_provider() -> EmbeddingProvider:

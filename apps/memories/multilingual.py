@@ -83,6 +83,11 @@ class UniversalSentenceEncoderProvider:
                     )
         return self._batches, self._queries
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory: the next call does not wait for a load."""
+        return self._batches is not None and self._queries is not None
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)

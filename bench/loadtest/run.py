@@ -457,10 +457,10 @@ def start_stack(
     ]  # fmt: skip
     stack.start("celery-beat", beat, env)
     host = f"http://127.0.0.1:{port}"
-    health = wait_for_health(f"{host}/healthz", stack)
+    health = wait_for_health(f"{host}/readyz", stack)
     log(
         f"gunicorn (2 workers) at {host}, Celery worker (concurrency "
-        f"{args.worker_concurrency}) and beat up; /healthz: {json.dumps(health)}"
+        f"{args.worker_concurrency}) and beat up; /readyz: {json.dumps(health)}"
     )
     meter = CpuMeter(
         {

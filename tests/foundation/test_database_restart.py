@@ -121,11 +121,11 @@ def stack(project_scratch_dir: Path, embeddings: StubEmbeddings) -> Iterator[Sta
         while True:
             assert gunicorn.poll() is None, (project_scratch_dir / "gunicorn.log").read_text()
             try:
-                if httpx.get(f"{base_url}/healthz", timeout=5).status_code == 200:
+                if httpx.get(f"{base_url}/readyz", timeout=5).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
-            assert time.monotonic() < deadline, "gunicorn did not become healthy in 90 s"
+            assert time.monotonic() < deadline, "gunicorn did not become ready in 90 s"
             time.sleep(0.3)
         yield Stack(project_scratch_dir, server, env, base_url, made.stdout.strip())
     finally:

@@ -358,13 +358,13 @@ def test_it_reads_the_primary_while_the_replica_lags_beyond_the_bound(
         remember(acme, SECOND)  # on the primary only, and the standby's lag grows
 
         def lagging() -> bool:
-            return client.get("/healthz").json()["replica"]["status"] == "lagging"
+            return client.get("/readyz").json()["replica"]["status"] == "lagging"
 
-        _wait_until(lagging, "/healthz to report the standby lagging")
-        health = client.get("/healthz")
+        _wait_until(lagging, "/readyz to report the standby lagging")
+        health = client.get("/readyz")
         served = recalled(acme.client, acme)
     assert health.status_code == 200
-    assert health.json()["status"] == "ok"
+    assert health.json()["status"] == "ready"
     assert health.json()["replica"]["lag_seconds"] > 0.5
     assert health.json()["replica"]["max_lag_seconds"] == 0.5
     assert served == {FIRST, SECOND}
@@ -376,7 +376,7 @@ def test_a_stopped_replica_costs_only_a_fallback_to_the_primary(
 ) -> None:
     remember(acme, FIRST)
     routed.catch_up()
-    assert client.get("/healthz").json()["replica"]["status"] == "ok"
+    assert client.get("/readyz").json()["replica"]["status"] == "ok"
     assert recalled(acme.client, acme) == {FIRST}  # the replica's answer, its state kept
     routed.stop()
     try:
@@ -387,9 +387,9 @@ def test_a_stopped_replica_costs_only_a_fallback_to_the_primary(
         export = acme.client.get(acme.url("subjects/ada/export"))
         assert export.status_code == 200
         assert [memory["content"] for memory in export.json()["memories"]] == [FIRST]
-        health = client.get("/healthz")
+        health = client.get("/readyz")
         assert health.status_code == 200
-        assert health.json()["status"] == "ok"
+        assert health.json()["status"] == "ready"
         assert health.json()["replica"]["status"] == "down"
     finally:
         routed.start()

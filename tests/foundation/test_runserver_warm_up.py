@@ -1,4 +1,4 @@
-"""`manage.py runserver` (as `make run` starts it) loads the local embedding model before it
+"""`manage.py runserver` (as `make run` starts it) loads the local embedding models before it
 serves, in the process that serves, and still serves static files."""
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from apps.memories.management.commands import runserver
 
 @pytest.fixture
 def steps(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """What the command did, in order: "load" (the model), "serve" (staticfiles' runserver)."""
+    """What the command did, in order: "load" (the models), "serve" (staticfiles' runserver)."""
     done: list[str] = []
 
     def serve(self: Any, *args: Any, **options: Any) -> None:
         done.append("serve")
 
     monkeypatch.setattr(StaticFilesRunserverCommand, "inner_run", serve)
-    monkeypatch.setattr(runserver, "warm_up_local_model", lambda: done.append("load") or True)
+    monkeypatch.setattr(runserver, "warm_up_embedding_models", lambda: done.append("load") or True)
     return done
 
 
@@ -34,11 +34,11 @@ def test_it_is_the_runserver_django_runs_and_it_serves_static_files() -> None:
     assert isinstance(load_command_class(app, "runserver"), StaticFilesRunserverCommand)
 
 
-def test_it_loads_the_model_before_it_serves(steps: list[str]) -> None:
+def test_it_loads_the_models_before_it_serves(steps: list[str]) -> None:
     output = StringIO()
     runserver.Command(stdout=output).inner_run(warm_up=True)
     assert steps == ["load", "serve"]
-    assert "Embedding model loaded" in output.getvalue()
+    assert "Embedding models loaded" in output.getvalue()
 
 
 def test_it_serves_without_loading_when_told_not_to(steps: list[str]) -> None:
@@ -46,13 +46,13 @@ def test_it_serves_without_loading_when_told_not_to(steps: list[str]) -> None:
     assert steps == ["serve"]
 
 
-def test_it_serves_when_the_model_fails_to_load(
+def test_it_serves_when_the_models_fail_to_load(
     steps: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def fail() -> bool:
         raise OSError("no model files")
 
-    monkeypatch.setattr(runserver, "warm_up_local_model", fail)
+    monkeypatch.setattr(runserver, "warm_up_embedding_models", fail)
     errors = StringIO()
     runserver.Command(stdout=StringIO(), stderr=errors).inner_run(warm_up=True)
     assert steps == ["serve"]

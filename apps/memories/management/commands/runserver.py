@@ -1,5 +1,6 @@
 """`manage.py runserver` (staticfiles' own, which serves static files) that loads the local
-embedding model before it serves, as gunicorn's workers do (gunicorn.conf.py).
+embedding models before it serves, as gunicorn's workers do (gunicorn.conf.py), so /readyz
+is ready from the first request.
 
 Left to the first request, the load made the first playground assembly after `make run`
 take 22.6 s with nothing on screen saying why. The model is loaded in the process that
@@ -21,13 +22,13 @@ from django.contrib.staticfiles.management.commands.runserver import (
 from django.core.management.base import CommandParser
 from django.utils import autoreload
 
-from apps.memories.embeddings import warm_up_local_model
+from apps.memories.model_loading import warm_up_embedding_models
 
 
 class Command(StaticFilesRunserverCommand):
     help = (
         "Starts a lightweight web server for development, serves static files, and loads "
-        "the local embedding model before it serves."
+        "the local embedding models before it serves."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -36,7 +37,7 @@ class Command(StaticFilesRunserverCommand):
             "--no-warm-up",
             action="store_false",
             dest="warm_up",
-            help="Do not load the embedding model before serving (the first request will).",
+            help="Do not load the embedding models before serving (the first request will).",
         )
 
     def inner_run(self, *args: Any, **options: Any) -> None:
@@ -47,16 +48,16 @@ class Command(StaticFilesRunserverCommand):
         super().inner_run(*args, **options)
 
     def load_embedding_model(self) -> None:
-        """Loads the model, saying so; a failure is reported and the server starts anyway
+        """Loads the models, saying so; a failure is reported and the server starts anyway
         (the first request that needs the model tries again and shows its own error)."""
-        self.stdout.write("Loading the embedding model before serving…")
+        self.stdout.write("Loading the embedding models before serving…")
         started = time.perf_counter()
         try:
-            loaded = warm_up_local_model()
+            loaded = warm_up_embedding_models()
         except Exception as error:  # any failure: the server still serves the other pages
-            self.stderr.write(f"The embedding model did not load ({error!r}); serving anyway.")
+            self.stderr.write(f"The embedding models did not load ({error!r}); serving anyway.")
             return
         if loaded:
-            self.stdout.write(f"Embedding model loaded in {time.perf_counter() - started:.1f} s.")
+            self.stdout.write(f"Embedding models loaded in {time.perf_counter() - started:.1f} s.")
         else:
-            self.stdout.write("No local embedding model to load (a remote provider is set).")
+            self.stdout.write("No local embedding model to load (remote providers are set).")

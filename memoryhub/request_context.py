@@ -1,0 +1,35 @@
+"""What a log line may know of the work it belongs to: the id of the request being served
+(set by `request_id_middleware` for the request's duration) and the id of the current trace,
+when an OpenTelemetry span is recording (the API is a dependency; nothing records until an
+SDK is set up). Ids only: never a request's content.
+"""
+
+from __future__ import annotations
+
+import functools
+from contextvars import ContextVar
+from types import ModuleType
+
+request_id: ContextVar[str | None] = ContextVar("memoryhub_request_id", default=None)
+
+
+@functools.cache
+def _trace_api() -> ModuleType | None:
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return None
+    return trace
+
+
+def current_trace_id() -> str | None:
+    """The current span's trace id (32 hex digits), or None: OpenTelemetry not installed,
+    no span, or a span that is not valid (the API without an SDK). The one place log lines
+    take a trace id from."""
+    trace = _trace_api()
+    if trace is None:
+        return None
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
+        return None
+    return format(context.trace_id, "032x")
