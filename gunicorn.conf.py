@@ -6,11 +6,28 @@ Each worker loads the local embedding model (and exports it to ONNX) once it has
 app, before it takes a request. Left to the first request, that took 4 s on an idle 2-core
 machine and 12 s under load, while the request waited and gunicorn's timeout could kill the
 worker (`make loadtest` saw both).
+
+The workers share their Prometheus figures through files in PROMETHEUS_MULTIPROC_DIR (default
+`var/prometheus-multiproc`, memoryhub/metrics_directory.py): set here, before any worker imports
+prometheus_client; emptied of a former run's files at start; a dead worker's live figures
+dropped when it exits.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from memoryhub import metrics_directory
+
+metrics_directory.use_shared_directory()
+
+
+def on_starting(server: Any) -> None:
+    metrics_directory.remove_dead_processes_files(metrics_directory.use_shared_directory())
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    metrics_directory.process_exited(worker.pid)
 
 
 def post_worker_init(worker: Any) -> None:
