@@ -154,7 +154,14 @@ def test_prometheus_reads_the_recall_histogram_of_both_workers(
     def nothing_died() -> None:
         pass
 
-    # The first scrape comes about 5 s after Prometheus starts.
+    # Prometheus answers 503 until its storage is ready; the first scrape comes about 5 s
+    # after it starts.
+    wait_for(
+        "Prometheus ready",
+        lambda: httpx.get(f"{prometheus}/-/ready", timeout=5).status_code == 200,
+        30,
+        nothing_died,
+    )
     up = wait_for("a first scrape", lambda: query(prometheus, "up == 1"), 30, nothing_died)
     assert up[0]["metric"]["job"] == "memoryhub"
 
