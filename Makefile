@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed
 LOADTEST_STAMP := $(VENV)/.loadtest-installed
 LLM_STAMP := $(VENV)/.llm-installed
 LLM_MODEL := var/models/SmolLM2-135M-Instruct.Q4_1.gguf
+PROMETHEUS := var/prometheus/usr/bin/prometheus
 TORCH_VERSION ?= 2.13.0
 TORCH_INDEX ?=
 
-.PHONY: install run test lint browser loadtest llm
+.PHONY: install run test lint browser loadtest llm prometheus
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "MemoryHub needs Python 3.11, found " + sys.version.split()[0])'
@@ -44,7 +45,7 @@ test: install
 # Every lane: all but the processes and llm lanes on every core, then those two one test at
 # a time (each processes test starts servers of its own, and some measure how they recover;
 # the llm lane shares one llama.cpp server, which a worker each would start again).
-test-all: install browser llm
+test-all: install browser llm prometheus
 	$(BIN)/python -m pytest -n auto -m "not (processes or llm)"
 	$(BIN)/python -m pytest -m "processes or llm"
 
@@ -104,3 +105,16 @@ $(LLM_MODEL): | $(BIN)/python
 	@rm -rf var/models/download
 
 llm: install $(LLM_STAMP) $(LLM_MODEL)
+
+# The processes lane's Prometheus server (tests/monitoring/test_prometheus_scrape.py): the
+# binary of Debian's `prometheus` package, unpacked into var/prometheus without installing
+# the package (no daemon, no service, no root needed).
+$(PROMETHEUS):
+	@command -v apt-get >/dev/null 2>&1 || { echo "make prometheus needs apt-get (Debian)"; exit 1; }
+	@rm -rf var/prometheus && mkdir -p var/prometheus/download
+	cd var/prometheus/download && apt-get download prometheus
+	dpkg-deb -x var/prometheus/download/prometheus_*.deb var/prometheus
+	@rm -rf var/prometheus/download
+	@test -x $(PROMETHEUS)
+
+prometheus: $(PROMETHEUS)

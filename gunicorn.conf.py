@@ -11,11 +11,28 @@ Probes: `GET /healthz` is liveness (200 while the worker serves, nothing else ch
 `GET /readyz` is readiness (503 until the database, the broker when one is set and the
 embedding models are ready). A worker answers only once its models are loaded, so /readyz
 does not wait on them here. docs/production.md has a Kubernetes example.
+
+The workers share their Prometheus figures through files in PROMETHEUS_MULTIPROC_DIR (default
+`var/prometheus-multiproc`, memoryhub/metrics_directory.py): set here, before any worker imports
+prometheus_client; emptied of a former run's files at start; a dead worker's live figures
+dropped when it exits.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from memoryhub import metrics_directory
+
+metrics_directory.use_shared_directory()
+
+
+def on_starting(server: Any) -> None:
+    metrics_directory.remove_dead_processes_files(metrics_directory.use_shared_directory())
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    metrics_directory.process_exited(worker.pid)
 
 
 def post_worker_init(worker: Any) -> None:

@@ -12,15 +12,37 @@ a worker never looks for a row that is not committed yet.
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from celery import Celery
 from celery.contrib.django.task import DjangoTask
-from celery.signals import task_postrun, task_prerun
+from celery.signals import (
+    task_failure,
+    task_postrun,
+    task_prerun,
+    task_retry,
+    task_success,
+    worker_process_shutdown,
+)
 
-from memoryhub import maintenance, replica
+from memoryhub import maintenance, metrics_directory, replica
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
+
+
+def _a_celery_worker() -> bool:
+    """Started as `celery … worker` (or `python -m celery … worker`)."""
+    program = Path(sys.argv[0]) if sys.argv else Path()
+    by_celery = program.name == "celery" or program.parent.name == "celery"
+    return by_celery and "worker" in sys.argv[1:]
+
+
+# A worker writes its figures where the web processes of this machine read them: chosen
+# here, before Django's set-up (the worker's first step) imports prometheus_client.
+if _a_celery_worker():
+    metrics_directory.use_shared_directory()
 
 
 class MemoryHubTask(DjangoTask):
@@ -49,3 +71,30 @@ app.autodiscover_tasks()
 # Each job is a read scope (memoryhub/replica.py): its reads see what queued it, and its writes.
 task_prerun.connect(replica.job_started)
 task_postrun.connect(replica.job_finished)
+
+
+# --- Metrics (memoryhub/metrics.py): task outcomes, shared with gunicorn's processes ----------
+@worker_process_shutdown.connect
+def _child_exited(**_: Any) -> None:
+    metrics_directory.process_exited(os.getpid())
+
+
+def _count_task(outcome: str, sender: Any) -> None:
+    from memoryhub import metrics
+
+    metrics.celery_tasks.labels(task=getattr(sender, "name", "unknown"), outcome=outcome).inc()
+
+
+@task_success.connect
+def _task_succeeded(sender: Any = None, **_: Any) -> None:
+    _count_task("succeeded", sender)
+
+
+@task_failure.connect
+def _task_failed(sender: Any = None, **_: Any) -> None:
+    _count_task("failed", sender)
+
+
+@task_retry.connect
+def _task_retried(sender: Any = None, **_: Any) -> None:
+    _count_task("retried", sender)

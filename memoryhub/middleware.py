@@ -15,7 +15,7 @@ from django.template import loader
 from django.utils import timezone, translation
 from django.utils.cache import add_never_cache_headers
 
-from memoryhub import maintenance, replica, request_context
+from memoryhub import maintenance, metrics, replica, request_context
 from memoryhub.api.errors import error_body
 from memoryhub.exceptions import ApplicationError
 
@@ -38,6 +38,31 @@ def request_id_middleware(
         finally:
             request_context.request_id.reset(token)
         response["X-Request-ID"] = request.request_id  # type: ignore[attr-defined]
+        return response
+
+    return middleware
+
+
+UNMATCHED_ROUTE = "<unmatched>"
+
+
+def metrics_middleware(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """Counts and times every request by its URL's route template (`api/v1/namespaces/
+    <slug:namespace>/recall`), never its path, and its status. A request no URL matched
+    counts under `<unmatched>`."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        response = get_response(request)
+        match = getattr(request, "resolver_match", None)
+        route = (match.route or match.view_name) if match is not None else UNMATCHED_ROUTE
+        status = str(response.status_code)
+        metrics.http_requests.labels(route=route, status=status).inc()
+        metrics.http_request_duration.labels(route=route, status=status).observe(
+            time.perf_counter() - started
+        )
         return response
 
     return middleware

@@ -92,11 +92,14 @@ INSTALLED_APPS = [
     "apps.mcp_server",
     "apps.demo",
     "apps.backups",
+    "apps.monitoring",
 ]
 
 MIDDLEWARE = [
     # First: every response carries the request's id, and every log line of the request.
     "memoryhub.middleware.request_id_middleware",
+    # Next: it times the whole answer, and counts those the middleware below give.
+    "memoryhub.middleware.metrics_middleware",
     "django.middleware.security.SecurityMiddleware",
     # A restore under way (manage.py restore): every request answered 503.
     "memoryhub.middleware.restoring_middleware",
@@ -646,6 +649,14 @@ CELERY_TIMEZONE = "UTC"
 
 # A worker logs through the handler above (its filter), not handlers Celery puts on the root.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Metrics (apps/monitoring) ----------------------------------------------------------------
+# `/metrics` (Prometheus' text format) answers 404 until this is set; then only a request
+# with `Authorization: Bearer <token>`. Where the processes share their figures:
+# PROMETHEUS_MULTIPROC_DIR (memoryhub/metrics_directory.py), read by prometheus_client itself.
+MEMORYHUB_METRICS_TOKEN = env_str("MEMORYHUB_METRICS_TOKEN")
+if MEMORYHUB_METRICS_TOKEN is not None and len(MEMORYHUB_METRICS_TOKEN) < 16:
+    raise ImproperlyConfigured("MEMORYHUB_METRICS_TOKEN: at least 16 characters.")
 
 # --- Logging --------------------------------------------------------------------------------
 # Memory content, keys and embeddings are never logged; loggers here carry ids and counts.

@@ -36,6 +36,7 @@ from apps.recall.search import RecallRequest, recall_memories
 from apps.recall.services import NewRecallLog, recall_log_create
 from apps.recall.statements import RecallFilters
 from apps.tokens.tokenizers import ModelInfo, Tokenizer, model_table, tokenizer_for
+from memoryhub import metrics
 from memoryhub.exceptions import ApplicationError, NotFound
 
 STRATEGIES = ("buffer", "window", "summary", "summary_buffer")
@@ -153,6 +154,8 @@ def context_assemble(
     texts = turn_texts | {
         (name, item.key): item.text for name, group in gathered.candidates.items() for item in group
     }
+    metrics.context_duration.observe(time.perf_counter() - started)
+    metrics.context_memories.inc(len(served))
     return {
         **_result_fields(result, texts, include_text=include_text),
         "tokenizer": tokenizer.name,

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
@@ -378,12 +380,14 @@ def _unreviewed(memories: QuerySet[Memory]) -> QuerySet[Memory]:
     return memories.exclude(metadata__has_key="reviewed_at")
 
 
-def _queue_filters(namespaces: list[Namespace]) -> dict[str, Q]:
+def _queue_filters(namespaces: list[Namespace], below: Q | None = None) -> dict[str, Q]:
     """What puts a memory in each section of the review queue (near-duplicates aside: they
-    are pairs, found by `duplicate_pairs`), each namespace under its own threshold."""
-    below = Q()
-    for namespace in namespaces:
-        below |= Q(namespace=namespace, confidence__lt=namespace.review_threshold)
+    are pairs, found by `duplicate_pairs`), each namespace under its own threshold (`below`:
+    the low-confidence condition, when given, instead of one built from `namespaces`)."""
+    if below is None:
+        below = Q()
+        for namespace in namespaces:
+            below |= Q(namespace=namespace, confidence__lt=namespace.review_threshold)
     unreviewed = ~Q(metadata__has_key="reviewed_at")
     current = Q(valid_to__isnull=True, status=Status.ACTIVE) & unreviewed
     since = timezone.now() - timedelta(days=RECENT_SUPERSEDE_DAYS)
@@ -417,6 +421,27 @@ def review_counts(*, namespaces: list[Namespace], pairs: int | None = None) -> d
         pairs if pairs is not None else sum(len(duplicate_pairs(namespace=n)) for n in namespaces)
     )
     return {name: found[name] for name in QUEUE_SECTIONS}
+
+
+def review_sizes_by_namespace() -> dict[str, tuple[int, int]]:
+    """Every namespace holding memories, by slug: (how many memories wait in its review
+    queue, how many of those are disputed facts). Near-duplicate pairs are left out (finding
+    them compares vectors); a memory in several sections counts once. One aggregate query
+    over the memories, for the metrics endpoint; unscoped: it returns counts, no content."""
+    threshold = Coalesce(F("namespace__review_below"), Value(settings.MEMORYHUB_REVIEW_BELOW))
+    where = _queue_filters([], below=Q(confidence__lt=threshold))
+    waiting = Q()
+    for condition in where.values():
+        waiting |= condition
+    rows = (
+        Memory.objects.order_by()
+        .values("namespace__slug")
+        .annotate(
+            waiting=Count("id", filter=waiting),
+            disputed=Count("id", filter=where["disputed"]),
+        )
+    )
+    return {row["namespace__slug"]: (row["waiting"], row["disputed"]) for row in rows}
 
 
 def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:

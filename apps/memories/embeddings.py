@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import numpy as np
 
+from memoryhub import metrics
+
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
@@ -161,6 +163,7 @@ class SentenceTransformerProvider:
                         model = model.to(torch.bfloat16)
                     self._model = model
                     _freeze_long_lived_objects()
+                    metrics.embedding_model_load.observe(time.perf_counter() - started)
                     logger.info(
                         "Loaded embedding model %s (%d dimensions; queries: %s, batches: %s)"
                         " in %.1fs",

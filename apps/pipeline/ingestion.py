@@ -52,6 +52,7 @@ from apps.pipeline.models import (
     Session,
 )
 from apps.pipeline.tasks import enqueue_document_job, enqueue_ingest_job
+from memoryhub import metrics
 from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -139,6 +140,8 @@ def messages_ingest(
         if replay is None:
             raise
         return replay, True
+    accepted = len(messages)
+    transaction.on_commit(lambda: metrics.ingested_messages.inc(accepted))
     if will_extract:
         if settings.CELERY_TASK_ALWAYS_EAGER:
             jobs.run_ingest_job_inline(str(job.id))  # no broker: now, in this process

@@ -41,12 +41,18 @@ from apps.pipeline.models import (
     SessionSummary,
 )
 from apps.pipeline.summaries import get_summarizer, session_summary_update
+from memoryhub import metrics
 from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
 
 INGEST = "ingest"
 DOCUMENT = "document"
+
+
+def _count_finished(outcome: str) -> None:
+    """Count an ingestion job's end once its transaction commits (a rollback counts none)."""
+    transaction.on_commit(lambda: metrics.ingest_jobs.labels(outcome=outcome).inc())
 
 
 def _turns(
@@ -72,6 +78,7 @@ def _skipped_paused(job: Job) -> Job:
                   "decisions": {}, "skipped": "paused"}  # fmt: skip
     job.updated_at = timezone.now()
     job.save()
+    _count_finished("succeeded")
     return job
 
 
@@ -156,6 +163,7 @@ def _succeeded(
     job.error = ""
     job.updated_at = timezone.now()
     job.save()
+    _count_finished("succeeded")
     audit_record(
         actor=actor,
         action="job.ingest.succeeded",
@@ -201,6 +209,8 @@ def job_fail(*, job_id: str, reason: str, rejected: bool = False) -> None:
         job.attempts += 1
         job.updated_at = timezone.now()
         job.save()
+        if job.kind in (INGEST, DOCUMENT):
+            _count_finished("failed")
         audit_record(
             actor=Actor.for_job(job.id, gettext_noop("write pipeline")),
             action="job.failed",
@@ -293,6 +303,7 @@ def document_job_run(*, job_id: str) -> Job:
         job.result = {**job.result, "embedded": embedded}
         job.updated_at = timezone.now()
         job.save()
+        _count_finished("succeeded")
         audit_record(
             actor=actor,
             action="job.document.succeeded",

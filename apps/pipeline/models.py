@@ -145,6 +145,15 @@ class Job(models.Model):
                 name="one_job_per_idempotency_key",
             )
         ]
+        indexes = [
+            # The jobs not finished, few beside the finished: the queue depth `/metrics`
+            # counts at every scrape, and the stale jobs' requeue.
+            models.Index(
+                fields=["status"],
+                condition=Q(status__in=["queued", "running"]),
+                name="job_unfinished",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"job {self.id} {self.kind} {self.status}"

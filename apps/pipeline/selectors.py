@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db.models import Prefetch
+from django.db.models import Count, Prefetch
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
@@ -20,7 +20,7 @@ from apps.memories.row_encryption import KeyCache, open_row
 from apps.namespaces.models import Namespace
 from apps.pipeline import llm_health
 from apps.pipeline.extractors import extractor_mode
-from apps.pipeline.models import Job, Message, MessageRole, Session, SessionSummary
+from apps.pipeline.models import Job, JobStatus, Message, MessageRole, Session, SessionSummary
 from memoryhub.exceptions import NotFound
 
 
@@ -155,3 +155,17 @@ def llm_counters() -> llm_health.LlmCounters:
     """The configured LLM endpoint's counters (calls, failures, fallbacks to the rules, facts
     refused by reason, median latency), as every worker counted them; numbers only."""
     return llm_health.counters()
+
+
+def jobs_unfinished_counts() -> dict[str, int]:
+    """How many jobs are queued and how many running, every namespace and kind together: the
+    queue depth. One query on the index of unfinished jobs; counts only, unscoped."""
+    counts = dict.fromkeys((JobStatus.QUEUED.value, JobStatus.RUNNING.value), 0)
+    rows = (
+        Job.objects.order_by()
+        .filter(status__in=list(counts))
+        .values("status")
+        .annotate(count=Count("id"))
+    )
+    counts.update({row["status"]: row["count"] for row in rows})
+    return counts

@@ -40,6 +40,7 @@ from apps.recall import ranking, relevance, rerank, statements, time_travel
 from apps.recall.config import RecallConfig, config_of
 from apps.recall.services import NewRecallLog, recall_log_create
 from apps.recall.statements import RecallFilters, RecallScope
+from memoryhub import metrics
 from memoryhub.exceptions import ApplicationError
 from memoryhub.replica import read_alias, reading_from_replica
 
@@ -218,6 +219,8 @@ def recall_memories(request: RecallRequest) -> RecallOutcome:
         ).id
     timings["fetch"] = _ms(mark)
     timings["total"] = _ms(started)
+    metrics.recall_duration.observe(timings["total"] / 1000)
+    metrics.recall_results.inc(len(hits))
     return RecallOutcome(hits=hits, recall_id=recall_id, timings_ms=timings, subject=found.subject)
 
 

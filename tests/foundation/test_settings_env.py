@@ -85,6 +85,13 @@ def test_settings_refuse_a_malformed_debug_flag() -> None:
 
 
 @pytest.mark.processes  # starts processes of its own: `make test-all`
+def test_settings_refuse_a_metrics_token_too_short_to_be_secret() -> None:
+    result = run_python("import django; django.setup()", env={"MEMORYHUB_METRICS_TOKEN": "short"})
+    assert result.returncode != 0
+    assert "MEMORYHUB_METRICS_TOKEN: at least 16 characters." in result.stderr
+
+
+@pytest.mark.processes  # starts processes of its own: `make test-all`
 def test_settings_refuse_a_malformed_kek() -> None:
     result = run_python(
         "import django; django.setup()",

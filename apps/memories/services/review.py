@@ -26,7 +26,7 @@ from apps.memories.search_fields import refresh_neighbour_context
 from apps.memories.services.memories import memory_audit
 from apps.memories.services.validity import turns_end_with, turns_reopen_with
 from apps.namespaces.models import Namespace
-from memoryhub import erasure_ledger
+from memoryhub import erasure_ledger, metrics
 from memoryhub.exceptions import ApplicationError
 
 RECALL_LOG_TABLE = "memories_recalllog"  # the recall app's table (its rows name memory ids)
@@ -238,7 +238,9 @@ def memories_purge_batch(*, namespace: Namespace, ids: Sequence[uuid.UUID]) -> d
     recall log (a row left naming none is deleted). Writes no audit event: the purge job's
     receipt counts every batch. Returns the counts."""
     with transaction.atomic():
-        return _delete(namespace, ids)
+        counts = _delete(namespace, ids)
+        transaction.on_commit(lambda: metrics.purged_memories.inc(counts["memories"]))
+        return counts
 
 
 def _delete(namespace: Namespace, ids: Sequence[uuid.UUID]) -> dict[str, int]:

@@ -32,7 +32,7 @@ from apps.memories.row_encryption import (
 from apps.memories.selectors import memory_public_fields
 from apps.memories.tasks import vacuum_data_keys
 from apps.namespaces.models import Namespace
-from memoryhub import erasure_ledger
+from memoryhub import erasure_ledger, metrics
 from memoryhub.replica import reading_from_replica
 from memoryhub.tasks import after_commit
 
@@ -199,6 +199,7 @@ def subject_erase(*, actor: Actor, subject: Subject) -> ErasureReceipt:
             object_id=str(subject_id),
             details={**body, "receipt_hash": receipt_hash},
         )
+        transaction.on_commit(metrics.erasures.inc)
         # On a worker; with the broker down, here, after the commit (VACUUM cannot run in
         # a transaction): an erased key's wrapped copy must not wait for autovacuum.
         after_commit(
