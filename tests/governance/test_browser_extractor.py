@@ -53,7 +53,7 @@ def test_an_owner_chooses_the_llm_in_chinese_and_the_overview_names_it(
     page.click("form.settings button[type=submit]")
     preview = page.locator(".preview")
     preview.wait_for()
-    assert "新对话将由以下方式读取：LLM" in preview.inner_text()
+    assert "新对话将由以下方式读取：大语言模型（LLM）" in preview.inner_text()
     problems = [f"preview: {line}" for line in axe_problems(page)]
     assert Namespace.objects.get(slug="acme").extractor == ""
     preview.locator("button[type=submit]").click()
