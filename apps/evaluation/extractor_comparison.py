@@ -33,15 +33,13 @@ from apps.evaluation.knowledge import (
     Scenario,
     current_facts,
     judge,
+    send_request,
 )
 from apps.facts.rules import slot_group
 from apps.namespaces.models import Namespace
-from apps.namespaces.services import namespace_create, namespace_delete
+from apps.namespaces.services import namespace_create, namespace_delete, namespace_update
 from apps.pipeline import extraction, llm_health
 from apps.pipeline.extractors import extract_with_fallback, get_extractor
-from apps.pipeline.ingestion import IncomingMessage, messages_ingest
-from apps.pipeline.jobs import ingest_job_run
-from apps.pipeline.models import JobStatus
 
 SENSITIVE = frozenset({"medication", "allergy", "condition", "job", "employer", "home"})
 MODES = ("offline", "llm", "both")
@@ -69,19 +67,8 @@ class Figures:
 
 
 def _scenario(namespace: Namespace, scenario: Scenario, subject: str) -> Outcome:
-    for turns in scenario.requests:
-        job, _ = messages_ingest(
-            actor=ACTOR,
-            namespace=namespace,
-            subject_external_id=subject,
-            session_external_id=f"{subject}-s",
-            messages=[IncomingMessage(role="user", content=turn) for turn in turns],
-        )
-        job.refresh_from_db()
-        if job.status != JobStatus.SUCCEEDED:
-            job = ingest_job_run(job_id=str(job.id))
-        if job.status != JobStatus.SUCCEEDED:
-            raise RuntimeError(f"{scenario.id}: a request ended {job.status}")
+    for number, turns in enumerate(scenario.requests):
+        send_request(namespace, subject, turns, f"{scenario.id}: request {number}")
     return judge(scenario, current_facts(namespace, subject))
 
 
@@ -90,8 +77,7 @@ def run_scenarios(mode: str, scenarios: list[Scenario], figures: Figures) -> Non
         namespace = namespace_create(
             actor=ACTOR, slug=f"extractor-eval-{secrets.token_hex(4)}", name="Extractor eval"
         )
-        namespace.extractor = mode
-        namespace.save(update_fields=["extractor"])
+        namespace = namespace_update(actor=ACTOR, namespace=namespace, extractor=mode)
     try:
         for number, scenario in enumerate(scenarios):
             outcome = _scenario(namespace, scenario, f"ee-{number}")

@@ -314,23 +314,28 @@ def _states_a_current_value(memory_id: str, scenario: Scenario, keys: KeyCache) 
     )
 
 
+def send_request(namespace: Namespace, subject: str, turns: tuple[str, ...], label: str) -> None:
+    """One request of a scenario's user turns, through the write pipeline, run inline."""
+    job, _ = messages_ingest(
+        actor=ACTOR,
+        namespace=namespace,
+        subject_external_id=subject,
+        session_external_id=f"{subject}-s",
+        messages=[IncomingMessage(role="user", content=turn) for turn in turns],
+    )
+    job.refresh_from_db()
+    if job.status != JobStatus.SUCCEEDED:
+        job = ingest_job_run(job_id=str(job.id))
+    if job.status != JobStatus.SUCCEEDED:
+        raise RuntimeError(f"{label} ended {job.status}")
+
+
 def run_scenario(namespace: Namespace, scenario: Scenario, subject: str) -> Outcome:
     before_update = None
     for number, turns in enumerate(scenario.requests):
         if number == 1:
             before_update = timezone.now()
-        job, _ = messages_ingest(
-            actor=ACTOR,
-            namespace=namespace,
-            subject_external_id=subject,
-            session_external_id=f"{subject}-s",
-            messages=[IncomingMessage(role="user", content=turn) for turn in turns],
-        )
-        job.refresh_from_db()
-        if job.status != JobStatus.SUCCEEDED:
-            job = ingest_job_run(job_id=str(job.id))
-        if job.status != JobStatus.SUCCEEDED:
-            raise RuntimeError(f"{scenario.id}: request {number} ended {job.status}")
+        send_request(namespace, subject, turns, f"{scenario.id}: request {number}")
     outcome = judge(scenario, current_facts(namespace, subject))
     outcome.misranked = ranking_problems(namespace, scenario, subject)
     outcome.served = served_problems(namespace, scenario, subject, before_update)

@@ -166,6 +166,11 @@ def cued(sentence: str) -> bool:
     return False
 
 
+def cued_anywhere(text: str) -> bool:
+    """Whether any sentence (or contrasted clause) of the text carries a change cue."""
+    return any(cued(part) for part in _SENTENCES.split(text) if part.strip())
+
+
 def _topic(sentence: str, group: str) -> bool:
     zh = TOPICS_ZH[group]
     return bool(TOPICS_EN[group].search(sentence) or (zh is not None and zh.search(sentence)))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from apps.facts.doubt import cued
+from apps.facts.doubt import cued_anywhere
 from apps.facts.rules import slot_group
 from apps.namespaces.models import Namespace
 from apps.pipeline import extraction, llm_health
@@ -49,9 +49,7 @@ def get_extractor(namespace: Namespace | None = None) -> extraction.Extractor:
 
 
 def _changed(text: str) -> bool:
-    return bool(_CHANGE.search(text)) or any(
-        cued(part) for part in re.split(r"(?<=[.!?。\uff01\uff1f\uff1b;])\s*", text) if part.strip()
-    )
+    return bool(_CHANGE.search(text)) or cued_anywhere(text)
 
 
 def unresolved_turns(turns: list[extraction.Turn], rules: list[extraction.Candidate]) -> set[int]:
