@@ -119,8 +119,10 @@ MIDDLEWARE = [
     "memoryhub.middleware.no_store_middleware",
     # A service's refusal that a page did not catch: a page saying so, not a 500.
     "memoryhub.middleware.ApplicationErrorMiddleware",
-    # Last: it answers a locked-out login (dashboard and /django-admin/ alike).
     "csp.middleware.CSPMiddleware",
+    # Inside it: with single sign-on, signing out may redirect the logout form to the provider.
+    "apps.accounts.middleware.sso_form_action_middleware",
+    # Last: it answers a locked-out login (dashboard and /django-admin/ alike).
     "axes.middleware.AxesMiddleware",
 ]
 
@@ -245,9 +247,48 @@ AUTH_PASSWORD_VALIDATORS = [
 # Failed dashboard logins are counted per account and per address (django-axes, in the
 # database so every web process sees the same counts): after MEMORYHUB_LOGIN_FAILURES
 # failures either is locked for MEMORYHUB_LOGIN_COOLOFF_MINUTES, audited as login.locked_out.
+# --- Single sign-on (OpenID Connect; apps/accounts/oidc.py) ----------------------------------
+# With an issuer set, the login page offers "Sign in with <name>": the provider's discovery
+# document is fetched at the first sign-in and cached. Identity is the issuer and `sub`; the
+# groups in MEMORYHUB_OIDC_GROUPS_CLAIM grant namespace roles through the role map (JSON,
+# checked at start: apps/accounts/sso_roles.py), matched again at every sign-in.
+MEMORYHUB_OIDC_ISSUER = (env_url("MEMORYHUB_OIDC_ISSUER", schemes=("https", "http")) or "").rstrip(
+    "/"
+)
+MEMORYHUB_OIDC_CLIENT_ID = env_str("MEMORYHUB_OIDC_CLIENT_ID", "") or ""
+MEMORYHUB_OIDC_CLIENT_SECRET = env_str("MEMORYHUB_OIDC_CLIENT_SECRET", "") or ""
+MEMORYHUB_OIDC_NAME = env_str("MEMORYHUB_OIDC_NAME", "SSO") or "SSO"
+MEMORYHUB_OIDC_GROUPS_CLAIM = env_str("MEMORYHUB_OIDC_GROUPS_CLAIM", "groups") or "groups"
+MEMORYHUB_OIDC_ROLE_MAP = env_str("MEMORYHUB_OIDC_ROLE_MAP", "") or ""
+MEMORYHUB_OIDC_SCOPES = env_str("MEMORYHUB_OIDC_SCOPES", "openid email profile") or ""
+MEMORYHUB_OIDC_LINK_BY_EMAIL = env_bool("MEMORYHUB_OIDC_LINK_BY_EMAIL", False)
+if MEMORYHUB_OIDC_ISSUER and not (MEMORYHUB_OIDC_CLIENT_ID and MEMORYHUB_OIDC_CLIENT_SECRET):
+    raise ImproperlyConfigured(
+        "MEMORYHUB_OIDC_ISSUER needs MEMORYHUB_OIDC_CLIENT_ID and MEMORYHUB_OIDC_CLIENT_SECRET."
+    )
+# The library's settings (mozilla-django-oidc); the provider's endpoints come from discovery.
+OIDC_RP_CLIENT_ID = MEMORYHUB_OIDC_CLIENT_ID
+OIDC_RP_CLIENT_SECRET = MEMORYHUB_OIDC_CLIENT_SECRET
+OIDC_RP_SIGN_ALGO = env_choice(
+    "MEMORYHUB_OIDC_SIGN_ALGO", "RS256", ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512")
+)
+OIDC_RP_SCOPES = MEMORYHUB_OIDC_SCOPES
+OIDC_USE_NONCE = True
+OIDC_USE_PKCE = True
+OIDC_STORE_ID_TOKEN = True  # the hint of the provider's sign-out (end_session_endpoint)
+OIDC_TIMEOUT = 10
+OIDC_AUTHENTICATION_CALLBACK_URL = "dashboard:account:sso_callback"
+OIDC_CLOCK_SKEW_SECONDS = 30
+# MEMORYHUB_PASSWORD_LOGIN=false: the login page offers single sign-on only, and no password
+# signs in anywhere (/django-admin/ included). `manage.py login_link USER` is the way in
+# when the provider is away: a single-use link, valid MEMORYHUB_LOGIN_LINK_MINUTES.
+MEMORYHUB_PASSWORD_LOGIN = env_bool("MEMORYHUB_PASSWORD_LOGIN", True)
+MEMORYHUB_LOGIN_LINK_MINUTES = 10
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "apps.accounts.backends.PasswordBackend",  # Django's, unless MEMORYHUB_PASSWORD_LOGIN=false
+    "apps.accounts.oidc.SsoBackend",  # only with MEMORYHUB_OIDC_ISSUER
+    "apps.accounts.backends.LoginLinkBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("MEMORYHUB_LOGIN_FAILURES", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORYHUB_LOGIN_COOLOFF_MINUTES", 15, minimum=1))

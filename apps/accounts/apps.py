@@ -1,6 +1,8 @@
 from typing import Any
 
 from django.apps import AppConfig
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 
 class AccountsConfig(AppConfig):
@@ -9,6 +11,13 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from axes.signals import user_locked_out
+
+        from apps.accounts.sso_roles import parse_role_map
+
+        try:  # a bad role map stops start-up, naming the variable
+            parse_role_map(settings.MEMORYHUB_OIDC_ROLE_MAP)
+        except ValueError as error:
+            raise ImproperlyConfigured(f"MEMORYHUB_OIDC_ROLE_MAP: {error}.") from None
 
         from apps.accounts.api import schema  # noqa: F401  (registers the OpenAPI extension)
 

@@ -57,3 +57,24 @@ class ApiKey(models.Model):
 
     def has_permission(self, permission: str) -> bool:
         return permission in self.permissions or IMPLIED_BY.get(permission) in self.permissions
+
+
+class SsoIdentity(models.Model):
+    """A dashboard user's identity at an OpenID Connect provider: the issuer and its `sub`,
+    never the e-mail address (which a provider may let people change)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sso_identities"
+    )
+    issuer = models.CharField(max_length=500)
+    subject = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_sign_in_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "subject"], name="one_user_per_sso_identity"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.issuer} {self.subject}"

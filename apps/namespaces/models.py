@@ -119,6 +119,9 @@ class Membership(models.Model):
     )
     namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=MembershipRole.choices)
+    # Granted by single sign-on from the person's groups at the provider: each sign-in adds,
+    # changes or removes it to match them. A role granted by hand is never touched by SSO.
+    granted_by_sso = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -128,3 +131,17 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}@{self.namespace_id}:{self.role}"
+
+
+class EveryNamespaceRole(models.Model):
+    """A role single sign-on grants in every namespace, those created later included (the
+    role map's "*"): a namespace's creation gives each such user an SSO membership."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="every_namespace_role"
+    )
+    role = models.CharField(max_length=16, choices=MembershipRole.choices)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user_id}@*:{self.role}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 from django.conf import settings
@@ -15,7 +16,14 @@ from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
-from apps.namespaces.models import Extractor, Membership, MembershipRole, Namespace, PiiPolicy
+from apps.namespaces.models import (
+    EveryNamespaceRole,
+    Extractor,
+    Membership,
+    MembershipRole,
+    Namespace,
+    PiiPolicy,
+)
 from apps.namespaces.origins import normalize_origin
 from memoryhub import erasure_ledger
 from memoryhub.exceptions import ApplicationError
@@ -66,6 +74,7 @@ def namespace_create(
                 object_id=str(namespace.pk),
                 details={"owner_id": owner.pk if owner else None},
             )
+            _grant_every_namespace_roles(actor=actor, namespace=namespace, owner=owner)
     except IntegrityError:
         raise ApplicationError(
             gettext_noop("A namespace with the slug %(slug)s exists already."),
@@ -74,6 +83,31 @@ def namespace_create(
             status_code=409,
         ) from None
     return namespace
+
+
+def _grant_every_namespace_roles(*, actor: Actor, namespace: Namespace, owner: User | None) -> None:
+    """Give each user whom single sign-on grants a role in every namespace ("*") that role
+    in the new one, as an SSO membership (the owner keeps ownership)."""
+    standing = EveryNamespaceRole.objects.exclude(user=owner).select_related("user")
+    for every in standing:
+        Membership.objects.create(
+            user=every.user, namespace=namespace, role=every.role, granted_by_sso=True
+        )
+        _audit_membership(actor, namespace, every.user, "membership.set", role=every.role)
+
+
+def _audit_membership(
+    actor: Actor, namespace: Namespace, user: User, action: str, **details: Any
+) -> None:
+    """A membership change single sign-on made (`via: sso` tells it from one by hand)."""
+    audit_record(
+        actor=actor,
+        action=action,
+        namespace=namespace,
+        object_type="user",
+        object_id=str(user.pk),
+        details={**details, "via": "sso"},
+    )
 
 
 def namespace_update(*, actor: Actor, namespace: Namespace, **changes: Any) -> Namespace:
@@ -166,8 +200,9 @@ def membership_set(*, actor: Actor, namespace: Namespace, user: User, role: str)
         Namespace.objects.select_for_update(no_key=True).filter(pk=namespace.pk).first()
         if role != MembershipRole.OWNER:
             _refuse_losing_the_last_owner(namespace, user)
+        # Set by hand, a role is the members page's from now on: sign-ins leave it alone.
         membership, created = Membership.objects.update_or_create(
-            user=user, namespace=namespace, defaults={"role": role}
+            user=user, namespace=namespace, defaults={"role": role, "granted_by_sso": False}
         )
         audit_record(
             actor=actor,
@@ -194,6 +229,73 @@ def membership_remove(*, actor: Actor, namespace: Namespace, user: User) -> None
             object_id=str(user.pk),
             details={"removed": bool(removed)},
         )
+
+
+def memberships_sync_sso(
+    *,
+    actor: Actor,
+    user: User,
+    role_in: Callable[[str], str | None],
+    every_namespace: str | None,
+) -> dict[str, int]:
+    """Match `user`'s SSO memberships to the roles their groups grant at sign-in:
+    `role_in(slug)` is the role wanted in each namespace (None: none), `every_namespace` the
+    one wanted in every namespace, those created later included. A role granted by hand is
+    left alone. Each change is audited in its namespace's chain. Returns the counts."""
+    counts = {"added": 0, "changed": 0, "removed": 0}
+    with transaction.atomic():
+        held = {m.namespace_id: m for m in Membership.objects.filter(user=user)}
+        for namespace in Namespace.objects.order_by("pk"):
+            change = _sync_one(actor, user, namespace, held.get(namespace.pk), role_in)
+            if change:
+                counts[change] += 1
+        _set_every_namespace_role(actor, user, every_namespace)
+    return counts
+
+
+def _sync_one(
+    actor: Actor,
+    user: User,
+    namespace: Namespace,
+    membership: Membership | None,
+    role_in: Callable[[str], str | None],
+) -> str:
+    """Bring one namespace's membership in line; the kind of change made, or ""."""
+    wanted = role_in(namespace.slug)
+    if membership is not None and not membership.granted_by_sso:
+        return ""
+    if membership is None:
+        if wanted is None:
+            return ""
+        Membership.objects.create(user=user, namespace=namespace, role=wanted, granted_by_sso=True)
+        _audit_membership(actor, namespace, user, "membership.set", role=wanted, created=True)
+        return "added"
+    if wanted is None:
+        membership.delete()
+        _audit_membership(actor, namespace, user, "membership.remove", removed=True)
+        return "removed"
+    if membership.role == wanted:
+        return ""
+    Membership.objects.filter(pk=membership.pk).update(role=wanted)
+    _audit_membership(actor, namespace, user, "membership.set", role=wanted, created=False)
+    return "changed"
+
+
+def _set_every_namespace_role(actor: Actor, user: User, role: str | None) -> None:
+    current = EveryNamespaceRole.objects.filter(user=user).first()
+    if (current.role if current else None) == role:
+        return
+    if role is None:
+        EveryNamespaceRole.objects.filter(user=user).delete()
+    else:
+        EveryNamespaceRole.objects.update_or_create(user=user, defaults={"role": role})
+    audit_record(
+        actor=actor,
+        action="membership.every_namespace",
+        object_type="user",
+        object_id=str(user.pk),
+        details={"role": role, "via": "sso"},
+    )
 
 
 def namespace_delete(*, actor: Actor, namespace: Namespace) -> dict[str, int]:

@@ -29,10 +29,12 @@ from memoryhub.distribution import keyed_by_namespace
 # Shared by every namespace: what they hold is admin-wide or the service's own.
 REFERENCE = {
     "accounts_apikey": "a key may span several namespaces",
+    "accounts_ssoidentity": "a dashboard user's identity at the provider, whatever the namespace",
     "audit_chainhead": "one row a chain: its key is the distribution value",
     "audit_chainverification": "a walk of every chain",
     "governance_overviewsnapshot": "an overview of several namespaces",
     "memories_vectorfill": "one row per embedding column of the whole table",
+    "namespaces_everynamespacerole": "a role in every namespace, those created later included",
     "namespaces_namespace": "the namespaces themselves",
 }
 REFERENCE_PREFIXES = ("auth_", "django_", "axes_")  # Django's and django-axes' own
