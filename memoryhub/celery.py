@@ -25,6 +25,7 @@ from celery.signals import (
     task_retry,
     task_success,
     worker_process_shutdown,
+    worker_shutdown,
 )
 
 from memoryhub import maintenance, metrics_directory, replica
@@ -74,8 +75,15 @@ task_postrun.connect(replica.job_finished)
 
 
 # --- Metrics (memoryhub/metrics.py): task outcomes, shared with gunicorn's processes ----------
+# A pool's child, as it exits (in the child); the worker's own process, as it stops (a solo
+# pool runs tasks there). A child killed outright sends nothing: it has no live gauges anyway.
 @worker_process_shutdown.connect
-def _child_exited(**_: Any) -> None:
+def _child_exited(pid: int | None = None, **_: Any) -> None:
+    metrics_directory.process_exited(pid or os.getpid())
+
+
+@worker_shutdown.connect
+def _worker_stopped(**_: Any) -> None:
     metrics_directory.process_exited(os.getpid())
 
 

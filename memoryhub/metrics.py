@@ -2,7 +2,8 @@
 they work, and the exposition that `/metrics` serves (apps/monitoring).
 
 Labels are bounded, always: a URL's route template (never its path), an HTTP status, a
-Celery task's name, an outcome from a fixed list, a namespace's slug. Never a subject, a
+Celery task's name, an outcome from a fixed list, the way an erasure or a deletion came
+(`via`, from a fixed list), a namespace's slug. Never a subject, a
 key, a query or any content.
 
 Under gunicorn and Celery the figures are shared between processes through files
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 
+from django.db import transaction
 from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
@@ -67,13 +70,60 @@ celery_tasks = Counter(
     "Celery task outcomes, by task name.",
     ["task", "outcome"],  # succeeded | failed | retried
 )
-erasures = Counter("memoryhub_erasures", "Subjects erased (crypto-shredded and deleted).")
-purged_memories = Counter("memoryhub_purged_memories", "Memories deleted by purges.")
+# How a subject came to be erased, and how memories came to be deleted: `via` is one of these.
+ERASED_VIA = ("api", "dashboard", "portal", "scheduled", "command", "restore")
+PURGED_VIA = ("purge", "bulk", "single", "portal", "erasure", "namespace", "expiry", "restore")
+erasures = Counter(
+    "memoryhub_erasures",
+    "Subjects erased (crypto-shredded and deleted), by the way the erasure came.",
+    ["via"],
+)
+purged_memories = Counter(
+    "memoryhub_purged_memories",
+    "Memories deleted with their versions, by the way the deletion came.",
+    ["via"],
+)
+for _via in ERASED_VIA:  # every series present from the start, at 0
+    erasures.labels(via=_via)
+for _via in PURGED_VIA:
+    purged_memories.labels(via=_via)
 embedding_model_load = Histogram(
     "memoryhub_embedding_model_load_seconds",
     "Time to load the local embedding model (and export it to ONNX), once per process.",
     buckets=(0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0),
 )
+
+
+@dataclass(frozen=True)
+class Increment:
+    """Adding `amount` to one series of a counter: the callable that `transaction.on_commit`
+    runs (and that tests tell apart from the other work a commit starts)."""
+
+    series: Counter  # a labelled child
+    amount: float = 1.0
+
+    def __call__(self) -> None:
+        self.series.inc(self.amount)
+
+
+def _bounded(via: str, allowed: tuple[str, ...]) -> str:
+    if via not in allowed:
+        raise ValueError(f"{via!r} is not one of {allowed}")
+    return via
+
+
+def count_erasure(*, via: str) -> None:
+    """One subject erased `via` one of ERASED_VIA, counted when the enclosing transaction
+    commits: an erasure rolled back is never counted. Outside a transaction, at once."""
+    transaction.on_commit(Increment(erasures.labels(via=_bounded(via, ERASED_VIA))))
+
+
+def count_purged_memories(*, via: str, memories: int) -> None:
+    """`memories` deleted `via` one of PURGED_VIA, counted when the enclosing transaction
+    commits (never if it rolls back)."""
+    series = purged_memories.labels(via=_bounded(via, PURGED_VIA))
+    if memories:
+        transaction.on_commit(Increment(series, memories))
 
 
 def multiprocess_mode() -> bool:

@@ -318,7 +318,7 @@ def _apply(
         subject = fingerprints[entry.namespace_id].pop(entry.subject, None)
         if subject is None:
             return False
-        subject_erase(actor=actor, subject=subject)
+        subject_erase(actor=actor, subject=subject, via="restore")
         return True
     if entry.scope == "turns":
         return _forget_turns(namespace, [uuid.UUID(i) for i in entry.turn_ids])
@@ -328,7 +328,7 @@ def _apply(
     )
     if present:
         with transaction.atomic():
-            counts = memories_purge_batch(namespace=namespace, ids=present)
+            counts = memories_purge_batch(namespace=namespace, ids=present, via="restore")
             audit_record(
                 actor=actor,
                 action="memory.bulk_delete",

@@ -61,7 +61,7 @@ def purge_job_run(*, job_id: str, after_batch: Callable[[int], None] | None = No
             )
             result = dict(job.result)
             if ids:
-                counts = memories_purge_batch(namespace=namespace, ids=ids)
+                counts = memories_purge_batch(namespace=namespace, ids=ids, via="purge")
                 result["done"] += counts["memories"]
                 result["versions"] += counts["versions"]
                 result["recall_log_rows"] += counts["recall_log_rows"]

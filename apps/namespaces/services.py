@@ -25,7 +25,7 @@ from apps.namespaces.models import (
     PiiPolicy,
 )
 from apps.namespaces.origins import normalize_origin
-from memoryhub import erasure_ledger
+from memoryhub import erasure_ledger, metrics
 from memoryhub.exceptions import ApplicationError
 
 _UPDATABLE = (
@@ -301,7 +301,8 @@ def _set_every_namespace_role(actor: Actor, user: User, role: str | None) -> Non
 def namespace_delete(*, actor: Actor, namespace: Namespace) -> dict[str, int]:
     """Delete a namespace with everything in it (keys first: crypto-shredded). Audited.
 
-    The apps above reach the namespace's rows through their foreign keys (cascading)."""
+    The apps above reach the namespace's rows through their foreign keys (cascading). Its
+    memories are counted after the commit (`memoryhub_purged_memories_total{via="namespace"}`)."""
     with transaction.atomic():
         counts = {
             "memories": namespace.memories.count(),
@@ -312,6 +313,7 @@ def namespace_delete(*, actor: Actor, namespace: Namespace) -> dict[str, int]:
         namespace.data_keys.all().delete()
         namespace_id, slug = namespace.pk, namespace.slug
         Namespace.objects.filter(pk=namespace_id).delete()
+        metrics.count_purged_memories(via="namespace", memories=counts["memories"])
         audit_record(
             actor=actor,
             action="namespace.delete",

@@ -29,7 +29,7 @@ from apps.memories.services import NewMemory, memories_insert
 from apps.namespaces.models import Namespace
 from apps.pipeline import extraction
 from apps.recall.models import RecallLog
-from memoryhub import erasure_ledger
+from memoryhub import erasure_ledger, metrics
 
 SAMPLE = 50  # ids listed in a report (the counts are complete)
 SUMMARY_TAG = "summary"
@@ -66,8 +66,8 @@ def _audit(actor: Actor, namespace: Namespace, report: SweepReport) -> None:
 
 
 def expire(*, actor: Actor, namespace: Namespace, dry_run: bool = False) -> SweepReport:
-    """Delete memories past their `expires_at` (with their versions), and archive those older
-    than the namespace's `retention_days`."""
+    """Delete memories past their `expires_at` (with their versions; counted after the commit,
+    `via="expiry"`), and archive those older than the namespace's `retention_days`."""
     now = timezone.now()
     report = SweepReport("expire", namespace.slug, dry_run)
     expired = Memory.objects.filter(namespace=namespace, expires_at__lte=now)
@@ -99,6 +99,7 @@ def expire(*, actor: Actor, namespace: Namespace, dry_run: bool = False) -> Swee
             ).count()
             Memory.objects.filter(pk__in=[m.pk for m in doomed]).delete()
             refresh_neighbour_context(doomed)
+            metrics.count_purged_memories(via="expiry", memories=len(doomed))
         if old:
             Memory.objects.filter(pk__in=old).update(status=Status.ARCHIVED, updated_at=now)
         _audit(actor, namespace, report)

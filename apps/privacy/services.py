@@ -327,7 +327,7 @@ def memories_forget(
                 turns.append(uuid.UUID(str(message)))
         if turns:  # in the ledger before the commit, as the memories are (memories_purge_batch)
             erasure_ledger.append(namespace_id=subject.namespace_id, scope="turns", turn_ids=turns)
-        counts = memories_purge_batch(namespace=subject.namespace, ids=mine)
+        counts = memories_purge_batch(namespace=subject.namespace, ids=mine, via="portal")
         deleted = Message.objects.filter(session__subject=subject, pk__in=turns)
         # Nor in the session summaries made from them.
         counts["summaries"] = session_summaries_forget(turns=deleted.only("session", "position"))
@@ -366,7 +366,7 @@ def erasure_request(
     if not grace:
         namespace = subject.namespace
         with transaction.atomic():
-            receipt = subject_erase(actor=actor, subject=subject)
+            receipt = subject_erase(actor=actor, subject=subject, via="portal")
             code = erasure_receipt_code_issue(
                 actor=actor, namespace=namespace, receipt=receipt, locale=locale
             )
@@ -455,7 +455,9 @@ def erasures_run_due(*, now: datetime | None = None) -> int:
                 if scheduled is None:
                     continue  # another worker has it, or it was cancelled meanwhile
                 subject_erase(
-                    actor=Actor.system("portal erasure, as scheduled"), subject=scheduled.subject
+                    actor=Actor.system("portal erasure, as scheduled"),
+                    subject=scheduled.subject,
+                    via="scheduled",
                 )
         except Exception:
             logger.exception("scheduled erasure %s failed; it stays scheduled", pk)

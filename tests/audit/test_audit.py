@@ -138,7 +138,10 @@ SERVICE_CALLS: dict[str, tuple[str, Callable[[World], Any]]] = {
     "memory_archive": ("memory.archive", lambda w: memory_archive(actor=ACTOR, memory=w.memory)),
     "memory_delete": ("memory.delete", lambda w: memory_delete(actor=ACTOR, memory=w.memory)),
     "subject_export": ("subject.export", lambda w: subject_export(actor=ACTOR, subject=w.subject)),
-    "subject_erase": ("subject.erase", lambda w: subject_erase(actor=ACTOR, subject=w.subject)),
+    "subject_erase": (
+        "subject.erase",
+        lambda w: subject_erase(actor=ACTOR, subject=w.subject, via="api"),
+    ),
     "data_keys_rotate": ("keys.rotate", lambda w: data_keys_rotate(actor=ACTOR)),
     "memories_create_bulk": (
         "memory.create_bulk",

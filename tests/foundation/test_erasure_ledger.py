@@ -102,7 +102,7 @@ def test_a_subject_erasure_is_in_the_ledger_with_the_receipts_fingerprint(
 ) -> None:
     remember(acme, "ledger-person", "Likes green tea")
     subject = Subject.objects.get(namespace=acme.namespace, external_id="ledger-person")
-    receipt = subject_erase(actor=Actor.system("tests"), subject=subject)
+    receipt = subject_erase(actor=Actor.system("tests"), subject=subject, via="command")
     (entry,) = erasure_ledger.entries()
     assert entry.scope == "subject"
     assert entry.namespace_id == acme.namespace.pk
@@ -133,7 +133,7 @@ def test_without_a_writable_ledger_an_erasure_is_refused_and_nothing_changes(
         assert response.json()["error"]["code"] == "erasure_ledger_unavailable"
         subject = Subject.objects.get(namespace=acme.namespace, external_id="ledger-person")
         with pytest.raises(LedgerUnavailable):
-            subject_erase(actor=Actor.system("tests"), subject=subject)
+            subject_erase(actor=Actor.system("tests"), subject=subject, via="command")
     assert Memory.objects.filter(pk=memory_id).exists()
     assert DataKey.objects.filter(subject=subject).exists()
     assert "cannot be written" in caplog.text

@@ -337,7 +337,7 @@ def test_a_subject_the_primary_has_erased_is_not_served_from_the_replica(
     remember(acme, FIRST)
     remember(acme, "Bea sails a red dinghy", subject="bea")
     with routed.replay_paused():
-        subject_erase(actor=ACTOR, subject=Subject.objects.get(external_id="bea"))
+        subject_erase(actor=ACTOR, subject=Subject.objects.get(external_id="bea"), via="api")
         # The dashboard's search of the whole namespace: the replica still holds Bea's memory.
         searched = alice_client.post("/n/acme/memories/", {"q": "sails dinghy"})
     assert searched.status_code == 200

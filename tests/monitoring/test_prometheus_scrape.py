@@ -1,7 +1,8 @@
-"""A real Prometheus server scrapes a gunicorn with two workers, with the token: after a few
-recalls, a PromQL query through Prometheus' HTTP API returns the recall latency histogram,
-its count the sum of what both workers served (the figures are shared between processes
-through PROMETHEUS_MULTIPROC_DIR). Prometheus is Debian's binary, unpacked by `make
+"""A real Prometheus server scrapes a gunicorn with two workers beside a Celery worker, with the
+token: after a few recalls, a PromQL query through Prometheus' HTTP API returns the recall
+latency histogram, its count the sum of what both workers served; after an ingestion, the
+Celery worker's task outcome, which reaches Prometheus through gunicorn's /metrics (every
+process writes into one PROMETHEUS_MULTIPROC_DIR). Prometheus is Debian's binary, unpacked by `make
 prometheus`: without it the test skips, saying so, or fails under MEMORYHUB_REQUIRE_PROMETHEUS=1.
 """
 
@@ -11,12 +12,14 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
+import psutil
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -59,16 +62,27 @@ def wait_for(what: str, check: Callable[[], Any], seconds: float, alive: Callabl
 
 
 @pytest.fixture
-def gunicorn(project_scratch_dir: Path, acme: Tenant) -> Iterator[str]:
-    """The production configuration (DEBUG off, real secrets) on the test database, two
-    workers, embeddings from a loopback stub (the workers load no model)."""
+def shared_directory(project_scratch_dir: Path) -> Path:
+    """The PROMETHEUS_MULTIPROC_DIR of every process the test starts."""
+    return project_scratch_dir / "multiproc"
+
+
+@pytest.fixture
+def queue() -> str:
+    return f"test-scrape-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def server_env(
+    shared_directory: Path, redis_url: str, queue: str, acme: Tenant
+) -> Iterator[dict[str, str]]:
+    """The production configuration (DEBUG off, real secrets) on the test database, with the
+    test's Redis as broker, embeddings from a loopback stub (no process loads a model), the
+    token and one shared metrics directory: for gunicorn and the Celery worker alike."""
     params = connection.settings_dict
     host = quote(str(params["HOST"]), safe="")
-    listener = listening_socket()
-    port = listener.getsockname()[1]
-    shared = project_scratch_dir / "multiproc"
     with StubEmbeddings() as embeddings:
-        env = {
+        yield {
             **{k: v for k, v in os.environ.items() if k not in {"DEBUG", "CELERY_BROKER_URL"}},
             "DJANGO_SETTINGS_MODULE": "memoryhub.settings",
             "DATABASE_URL": f"postgres://{params['USER']}@{host}:{params['PORT']}/{params['NAME']}",
@@ -81,34 +95,68 @@ def gunicorn(project_scratch_dir: Path, acme: Tenant) -> Iterator[str]:
             "MEMORYHUB_EMBEDDING_PROVIDER": "openai",
             "MEMORYHUB_EMBEDDING_URL": embeddings.url,
             "MEMORYHUB_METRICS_TOKEN": TOKEN,
-            "PROMETHEUS_MULTIPROC_DIR": str(shared),
+            "PROMETHEUS_MULTIPROC_DIR": str(shared_directory),
+            "CELERY_BROKER_URL": redis_url,
+            "CELERY_TASK_DEFAULT_QUEUE": queue,
+            "HF_HUB_OFFLINE": "1",
         }
-        log_path = project_scratch_dir / "gunicorn.log"
-        with log_path.open("w") as log, listener:
-            process = subprocess.Popen(
-                [
-                    sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application",
-                    "--workers", str(WORKERS), "--bind", f"fd://{listener.fileno()}",
-                    "--timeout", "60", "--log-level", "warning",
-                ],
-                cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
-                pass_fds=(listener.fileno(),),
-            )  # fmt: skip
-        base_url = f"http://127.0.0.1:{port}"
 
-        def alive() -> None:
-            assert process.poll() is None, log_path.read_text()[-3000:]
 
-        try:
-            wait_for(
-                "gunicorn healthy",
-                lambda: httpx.get(f"{base_url}/healthz", timeout=5).status_code == 200,
-                90,
-                alive,
-            )
-            yield base_url
-        finally:
-            stop_process(process)
+@pytest.fixture
+def gunicorn(project_scratch_dir: Path, server_env: dict[str, str]) -> Iterator[str]:
+    """Two gunicorn workers; the tasks they queue go to the broker, never run here."""
+    listener = listening_socket()
+    port = listener.getsockname()[1]
+    log_path = project_scratch_dir / "gunicorn.log"
+    with log_path.open("w") as log, listener:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application",
+                "--workers", str(WORKERS), "--bind", f"fd://{listener.fileno()}",
+                "--timeout", "60", "--log-level", "warning",
+            ],
+            cwd=PROJECT_ROOT, env=server_env, stdout=log, stderr=subprocess.STDOUT, text=True,
+            pass_fds=(listener.fileno(),),
+        )  # fmt: skip
+    base_url = f"http://127.0.0.1:{port}"
+
+    def alive() -> None:
+        assert process.poll() is None, log_path.read_text()[-3000:]
+
+    try:
+        wait_for(
+            "gunicorn healthy",
+            lambda: httpx.get(f"{base_url}/healthz", timeout=5).status_code == 200,
+            90,
+            alive,
+        )
+        yield base_url
+    finally:
+        stop_process(process)
+
+
+@pytest.fixture
+def celery_worker(
+    project_scratch_dir: Path, server_env: dict[str, str], queue: str
+) -> Iterator[subprocess.Popen[str]]:
+    """`celery -A memoryhub worker` as in production: the prefork pool (one child, which
+    runs the tasks), on the test's queue, writing into the shared directory."""
+    log_path = project_scratch_dir / "celery.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "memoryhub", "worker",
+                "--pool=prefork", "--concurrency=1", "--queues", queue,
+                "--without-gossip", "--without-mingle", "--without-heartbeat",
+                "--loglevel=WARNING",
+            ],
+            cwd=PROJECT_ROOT, env=server_env, stdout=log, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+    process.log_path = log_path  # type: ignore[attr-defined]
+    try:
+        yield process
+    finally:
+        stop_process(process)
 
 
 @pytest.fixture
@@ -148,12 +196,11 @@ def query(prometheus: str, promql: str) -> list[dict[str, Any]]:
     return body["data"]["result"]
 
 
-def test_prometheus_reads_the_recall_histogram_of_both_workers(
-    prometheus: str, gunicorn: str, acme: Tenant
-) -> None:
-    def nothing_died() -> None:
-        pass
+def nothing_died() -> None:
+    pass
 
+
+def wait_for_a_first_scrape(prometheus: str) -> None:
     # Prometheus answers 503 until its storage is ready; the first scrape comes about 5 s
     # after it starts.
     wait_for(
@@ -164,6 +211,12 @@ def test_prometheus_reads_the_recall_histogram_of_both_workers(
     )
     up = wait_for("a first scrape", lambda: query(prometheus, "up == 1"), 30, nothing_died)
     assert up[0]["metric"]["job"] == "memoryhub"
+
+
+def test_prometheus_reads_the_recall_histogram_of_both_workers(
+    prometheus: str, gunicorn: str, acme: Tenant
+) -> None:
+    wait_for_a_first_scrape(prometheus)
 
     api = httpx.Client(base_url=gunicorn, headers={"Authorization": f"Bearer {acme.raw_key}"})
     created = api.post(
@@ -205,3 +258,61 @@ def test_prometheus_reads_the_recall_histogram_of_both_workers(
         'sum(memoryhub_http_requests_total{route="api/v1/namespaces/<slug:namespace>/recall"})',
     )
     assert float(routes[0]["value"][1]) == RECALLS
+
+
+def test_prometheus_reads_the_task_outcomes_of_a_celery_worker(
+    prometheus: str,
+    gunicorn: str,
+    celery_worker: subprocess.Popen[str],
+    shared_directory: Path,
+    acme: Tenant,
+) -> None:
+    """The worker runs the ingestion task gunicorn queued; its outcome reaches Prometheus
+    through gunicorn's /metrics (the directory is shared), and stays there once the worker
+    has stopped (a dead process's counters remain in the sums)."""
+
+    def worker_alive() -> None:
+        log_path: Path = celery_worker.log_path  # type: ignore[attr-defined]
+        assert celery_worker.poll() is None, log_path.read_text()[-3000:]
+
+    wait_for_a_first_scrape(prometheus)
+    headers = {"Authorization": f"Bearer {acme.raw_key}"}
+    ingested = httpx.post(
+        f"{gunicorn}/api/v1/namespaces/{acme.slug}/messages",
+        headers=headers,
+        json={
+            "subject": "u1",
+            "session": "s1",
+            "messages": [{"role": "user", "content": "I live in Lyon."}],
+        },
+        timeout=30,
+    )
+    assert ingested.status_code == 202, ingested.text
+    job = f"{gunicorn}/api/v1/jobs/{ingested.json()['id']}"
+
+    def finished() -> str | None:
+        status = str(httpx.get(job, headers=headers, timeout=10).json()["status"])
+        return None if status in {"queued", "running"} else status
+
+    assert wait_for("the worker ran the job", finished, 120, worker_alive) == "succeeded"
+
+    succeeded = 'memoryhub_celery_tasks_total{task="pipeline.run_ingest_job",outcome="succeeded"}'
+    counted = wait_for("the task counted", lambda: query(prometheus, succeeded), 30, worker_alive)
+    assert float(counted[0]["value"][1]) == 1
+    assert counted[0]["metric"]["job"] == "memoryhub"  # scraped from gunicorn
+    jobs = query(prometheus, 'memoryhub_ingest_jobs_total{outcome="succeeded"}')
+    assert float(jobs[0]["value"][1]) == 1
+    # The pool's child ran it and wrote its figures into the shared directory.
+    children = psutil.Process(celery_worker.pid).children()
+    assert any((shared_directory / f"counter_{child.pid}.db").exists() for child in children)
+
+    stop_process(celery_worker)
+    assert celery_worker.returncode == 0
+    stopped_at = time.time()
+
+    def scraped_since_the_stop() -> list[dict[str, Any]]:
+        rows = query(prometheus, f"timestamp({succeeded})")
+        return [row for row in rows if float(row["value"][1]) > stopped_at]
+
+    wait_for("a scrape after the stop", scraped_since_the_stop, 30, nothing_died)
+    assert float(query(prometheus, succeeded)[0]["value"][1]) == 1

@@ -368,11 +368,11 @@ def test_one_failing_erasure_does_not_stop_the_others(acme, story, monkeypatch) 
     real = services.subject_erase
     calls = []
 
-    def flaky(*, actor, subject):
+    def flaky(*, actor, subject, via):
         calls.append(subject.external_id)
         if len(calls) == 1:
             raise RuntimeError("the first one fails")
-        return real(actor=actor, subject=subject)
+        return real(actor=actor, subject=subject, via=via)
 
     monkeypatch.setattr(services, "subject_erase", flaky)
     later = timezone.now() + timedelta(days=2)

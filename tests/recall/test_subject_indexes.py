@@ -98,7 +98,7 @@ def test_a_large_subject_gets_an_index_that_recall_uses_until_the_subject_is_era
         plan = plan_of(sql, params)
     assert name in plan, plan
 
-    subject_erase(actor=ACTOR, subject=big)
+    subject_erase(actor=ACTOR, subject=big, via="api")
     gone = subject_indexes.refresh()
     assert gone.dropped == [name]
     assert _indexes() == []

@@ -141,7 +141,7 @@ def subject_remove(request: DashboardRequest, slug: str, subject_id: str) -> Htt
         if form.cleaned_data["confirmation"] != subject.external_id:
             form.add_error("confirmation", _("That is not this subject's id."))
         else:
-            receipt = subject_erase(actor=actor_of(request), subject=subject)
+            receipt = subject_erase(actor=actor_of(request), subject=subject, via="dashboard")
             return render(
                 request,
                 "dashboard/subjects/erased.html",

@@ -166,7 +166,7 @@ class SubjectEraseView(NamespacedAPIView):
     )
     def post(self, request: Request, namespace: str, external_id: str) -> Response:
         subject = selectors.subject_get(namespace=self.namespace, external_id=external_id)
-        receipt = services.subject_erase(actor=self.actor, subject=subject)
+        receipt = services.subject_erase(actor=self.actor, subject=subject, via="api")
         return Response(receipt.as_dict())
 
 

@@ -45,7 +45,7 @@ from apps.memories.search_fields import (
 from apps.namespaces import pii
 from apps.namespaces.models import Namespace
 from apps.tokens.tokenizers import prompt_line_tokens
-from memoryhub import erasure_ledger
+from memoryhub import erasure_ledger, metrics
 from memoryhub.exceptions import ApplicationError
 
 if TYPE_CHECKING:
@@ -510,7 +510,7 @@ def memory_archive(*, actor: Actor, memory: Memory) -> Memory:
 
 def memory_delete(*, actor: Actor, memory: Memory) -> None:
     """Hard delete: the memory and all its versions. The turn it was said in ends (kept
-    as history): it says what was deleted."""
+    as history): it says what was deleted. Counted after the commit (`via="single"`)."""
     with transaction.atomic():
         erasure_ledger.append(
             namespace_id=memory.namespace_id, scope="memories", memory_ids=[memory.pk]
@@ -519,6 +519,7 @@ def memory_delete(*, actor: Actor, memory: Memory) -> None:
         versions = MemoryVersion.objects.filter(memory=memory).count()
         Memory.objects.filter(pk=memory.pk).delete()
         refresh_neighbour_context([memory])
+        metrics.count_purged_memories(via="single", memories=1)
         memory_audit(
             actor=actor, action="memory.delete", memory=memory, details={"versions": versions}
         )

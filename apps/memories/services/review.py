@@ -189,7 +189,8 @@ def memories_bulk_change(
 ) -> BulkOutcome:
     """Archive, tag or delete every memory of `memories` (already scoped to `namespace` by
     the caller's selector) in one transaction, with one content-free audit event (the count,
-    the subjects touched, the reason)."""
+    the subjects touched, the reason). Deleted memories are counted after the commit
+    (`via="bulk"`)."""
     if action not in BULK_ACTIONS:
         raise ApplicationError(
             gettext_noop("Unknown bulk action."), details={"action": ["unknown action"]}
@@ -223,6 +224,7 @@ def memories_bulk_change(
         else:
             purged = _delete(namespace, ids)
             details.update(purged)
+            metrics.count_purged_memories(via="bulk", memories=purged["memories"])
         event = audit_record(
             actor=actor,
             action=f"memory.bulk_{action}",
@@ -233,13 +235,16 @@ def memories_bulk_change(
     return BulkOutcome(action=action, count=len(ids), audit_event_id=event.pk)
 
 
-def memories_purge_batch(*, namespace: Namespace, ids: Sequence[uuid.UUID]) -> dict[str, int]:
+def memories_purge_batch(
+    *, namespace: Namespace, ids: Sequence[uuid.UUID], via: str
+) -> dict[str, int]:
     """Delete these memories of the namespace with their versions, and take them out of the
     recall log (a row left naming none is deleted). Writes no audit event: the purge job's
-    receipt counts every batch. Returns the counts."""
+    receipt counts every batch. Counted after the commit, labelled `via` (one of
+    metrics.PURGED_VIA). Returns the counts."""
     with transaction.atomic():
         counts = _delete(namespace, ids)
-        transaction.on_commit(lambda: metrics.purged_memories.inc(counts["memories"]))
+        metrics.count_purged_memories(via=via, memories=counts["memories"])
         return counts
 
 

@@ -159,9 +159,11 @@ class ErasureReceipt:
         return dict(self.__dict__)
 
 
-def subject_erase(*, actor: Actor, subject: Subject) -> ErasureReceipt:
+def subject_erase(*, actor: Actor, subject: Subject, via: str) -> ErasureReceipt:
     """Crypto-shred and delete a subject: destroy its data key, delete its memories, versions
     and the subject row, and append a content-free receipt (counts, hashes, time) to the log.
+    Counted after the commit (`memoryhub_erasures_total`, labelled `via`: one of
+    metrics.ERASED_VIA; its memories in `memoryhub_purged_memories_total{via="erasure"}`).
 
     Afterwards no plaintext or decryptable ciphertext of the subject remains in the database.
     """
@@ -199,7 +201,8 @@ def subject_erase(*, actor: Actor, subject: Subject) -> ErasureReceipt:
             object_id=str(subject_id),
             details={**body, "receipt_hash": receipt_hash},
         )
-        transaction.on_commit(metrics.erasures.inc)
+        metrics.count_erasure(via=via)
+        metrics.count_purged_memories(via="erasure", memories=body["memories_deleted"])
         # On a worker; with the broker down, here, after the commit (VACUUM cannot run in
         # a transaction): an erased key's wrapped copy must not wait for autovacuum.
         after_commit(

@@ -27,5 +27,7 @@ class Command(BaseCommand):
             subject = subject_get(namespace=found, external_id=external_id)
         except NotFound:
             raise CommandError("No such subject in that namespace.") from None
-        receipt = subject_erase(actor=Actor.system("manage.py erase_subject"), subject=subject)
+        receipt = subject_erase(
+            actor=Actor.system("manage.py erase_subject"), subject=subject, via="command"
+        )
         self.stdout.write(json.dumps(receipt.as_dict(), indent=2))
