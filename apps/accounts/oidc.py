@@ -209,7 +209,7 @@ def sso_failure_reason(error: BaseException) -> str:
     a token)."""
     if isinstance(error, SsoRefused):
         return error.reason
-    if isinstance(error, ProviderUnavailable):
+    if isinstance(error, (ProviderUnavailable, requests.ConnectionError, requests.Timeout)):
         return "provider_unavailable"
     if isinstance(error, requests.RequestException):
         return "provider_error"
