@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import psycopg
 
 if TYPE_CHECKING:  # the SDK is imported only once tracing is on
     from opentelemetry.sdk.trace import TracerProvider
@@ -28,6 +30,9 @@ ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_
 DEFAULT_SERVICE_NAME = "memoryhub"
 
 _set_up_in_this_process = False
+# psycopg's own Cursor (values sent apart from the statement), which apps/recall/statements.py
+# makes apart from the connection's factory: traced like every other cursor once set up.
+_server_binding_cursor: type[psycopg.Cursor[Any]] = psycopg.Cursor
 
 
 def enabled(environ: Mapping[str, str] = os.environ) -> bool:
@@ -58,6 +63,11 @@ def set_up() -> bool:
     return True
 
 
+def server_binding_cursor() -> type[psycopg.Cursor[Any]]:
+    """The class of a server-binding cursor: psycopg's Cursor, traced when tracing is on."""
+    return _server_binding_cursor
+
+
 def _tracer_provider() -> TracerProvider:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -86,3 +96,11 @@ def _instrument(provider: TracerProvider) -> None:
         tracer_provider=provider, enable_commenter=False, capture_parameters=False
     )
     CeleryInstrumentor().instrument(tracer_provider=provider)
+    global _server_binding_cursor
+    # The instrumentation's own cursor class (it has no public one for a cursor made apart
+    # from the connection's factory).
+    from opentelemetry.instrumentation.psycopg import _new_cursor_factory
+
+    _server_binding_cursor = _new_cursor_factory(
+        tracer_provider=provider, base_factory=psycopg.Cursor
+    )

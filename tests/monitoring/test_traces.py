@@ -40,7 +40,7 @@ from tests.memories.embeddings_stub import StubEmbeddings
 
 SUBJECT = "subject-planted-5e0b7c"
 CONTENT = "Keeps a brass quokka-planted-8d41f2 on the windowsill"
-QUERY = "where is the wombat-planted-c93a17 figurine"
+QUERY = "where is the brass figure on the windowsill, wombat-planted-c93a17"
 RECALL_ROUTE = "api/v1/namespaces/<slug:namespace>/recall"
 SUBJECT_ROUTE = "api/v1/namespaces/<slug:namespace>/subjects/<str:external_id>"
 RECALL_CHILDREN = {"recall.embed", "recall.candidates", "recall.score", "recall.decrypt"}
