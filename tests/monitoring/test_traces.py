@@ -4,7 +4,8 @@ spans over OTLP/HTTP to a receiver in this process (a stdlib HTTP server decodin
 planted query, and the subject (a planted external id) is read through URLs whose path and
 query string hold it. The recall's span tree is checked, and none of the planted strings, nor
 the API key, appears anywhere in what was exported: attribute values, span names, events,
-status, resource, or the raw bytes received.
+status, resource, or the raw bytes received. A Celery worker (the prefork pool: tracing set
+up in its child process) traces a task without its arguments.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from celery import Celery
 from django.conf import settings
 from django.db import connection
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -110,6 +112,16 @@ def receiver() -> Iterator[tuple[str, Received]]:
         server.server_close()
 
 
+def _tracing_environment(endpoint: str) -> dict[str, str]:
+    """This process's environment, tracing on towards `endpoint` (a batch every 200 ms)."""
+    inherited = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DEBUG", "CELERY_BROKER_URL"} and not k.startswith("OTEL_")
+    }
+    return {**inherited, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "200"}
+
+
 @pytest.fixture
 def traced_gunicorn(
     project_scratch_dir: Path, acme: Tenant, receiver: tuple[str, Received]
@@ -120,14 +132,9 @@ def traced_gunicorn(
     host = quote(str(params["HOST"]), safe="")
     listener = listening_socket()
     port = listener.getsockname()[1]
-    inherited = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"DEBUG", "CELERY_BROKER_URL"} and not k.startswith("OTEL_")
-    }
     with StubEmbeddings() as embeddings:
         env = {
-            **inherited,
+            **_tracing_environment(receiver[0]),
             "DJANGO_SETTINGS_MODULE": "memoryhub.settings",
             "DATABASE_URL": f"postgres://{params['USER']}@{host}:{params['PORT']}/{params['NAME']}",
             "DEBUG": "0",
@@ -138,8 +145,6 @@ def traced_gunicorn(
             "MEMORYHUB_EMBEDDING_PROVIDER": "openai",
             "MEMORYHUB_EMBEDDING_URL": embeddings.url,
             "PROMETHEUS_MULTIPROC_DIR": str(project_scratch_dir / "multiproc"),
-            "OTEL_EXPORTER_OTLP_ENDPOINT": receiver[0],
-            "OTEL_BSP_SCHEDULE_DELAY": "200",
         }
         log_path = project_scratch_dir / "gunicorn.log"
         with log_path.open("w") as log, listener:
@@ -285,6 +290,9 @@ def test_a_recall_is_traced_as_a_tree_of_route_templates_and_steps(
     assert statements, "no database span under the recall"
     assert all(span.kind == Span.SpanKind.SPAN_KIND_CLIENT for span in statements)
     assert any("SELECT" in str(_attribute(span, "db.statement")) for span in statements)
+    steps = {span.span_id: span.name for span in children}
+    with_statements = {steps.get(span.parent_span_id) for span in statements}
+    assert {"recall.candidates", "recall.log"} <= with_statements
     subject_reads = [span for span in spans if span.name == f"GET {SUBJECT_ROUTE}"]
     assert [_attribute(span, "http.route") for span in subject_reads] == [SUBJECT_ROUTE]
 
@@ -315,3 +323,43 @@ def test_no_planted_string_leaves_the_process(
         if attribute.key == "service.name"
     }
     assert services == {"memoryhub"}
+
+
+@pytest.fixture
+def traced_worker(redis_url: str, receiver: tuple[str, Received]) -> Iterator[str]:
+    """A `celery worker` (prefork, one child) on Redis, on a queue of its own, tracing on."""
+    queue = f"traces-{os.getpid()}-{time.monotonic_ns()}"
+    env = {
+        **_tracing_environment(receiver[0]),
+        "CELERY_BROKER_URL": redis_url,
+        "CELERY_RESULT_BACKEND": redis_url,
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--concurrency=1",
+            "--queues", queue, "--without-gossip", "--without-mingle", "--loglevel=WARNING",
+        ],
+        cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        yield queue
+    finally:
+        stop_process(process)
+
+
+@pytest.mark.redis
+def test_a_celery_task_is_traced_without_its_arguments(
+    traced_worker: str, redis_url: str, receiver: tuple[str, Received]
+) -> None:
+    _, received = receiver
+    client = Celery(broker=redis_url, backend=redis_url)
+    client.conf.update(task_serializer="json", accept_content=["json"], result_serializer="json")
+    result = client.send_task("memoryhub.ping", args=[SUBJECT], queue=traced_worker)
+    assert result.get(timeout=60)["pong"] == SUBJECT
+    spans = _wait_for_spans(received, {"run/memoryhub.ping"})
+    (run,) = [span for span in spans if span.name == "run/memoryhub.ping"]
+    assert run.kind == Span.SpanKind.SPAN_KIND_CONSUMER
+    assert _attribute(run, "celery.task_name") == "memoryhub.ping"
+    for where, text in _everything_exported(received):
+        assert SUBJECT not in text, f"the task's argument in the {where}: {text[:300]!r}"
+    assert SUBJECT.encode() not in b"".join(received.bodies)
