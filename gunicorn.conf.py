@@ -16,13 +16,17 @@ The workers share their Prometheus figures through files in PROMETHEUS_MULTIPROC
 `var/prometheus-multiproc`, memoryhub/metrics_directory.py): set here, before any worker imports
 prometheus_client; emptied of a former run's files at start; a dead worker's live figures
 dropped when it exits.
+
+Traces (memoryhub/tracing.py, when OTEL_EXPORTER_OTLP_ENDPOINT is set) are set up in each
+worker after the fork, before it loads the app: the batch processor's export thread would not
+survive a fork.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from memoryhub import metrics_directory
+from memoryhub import metrics_directory, tracing
 
 metrics_directory.use_shared_directory()
 
@@ -33,6 +37,10 @@ def on_starting(server: Any) -> None:
 
 def child_exit(server: Any, worker: Any) -> None:
     metrics_directory.process_exited(worker.pid)
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    tracing.set_up()
 
 
 def post_worker_init(worker: Any) -> None:

@@ -24,11 +24,12 @@ from celery.signals import (
     task_prerun,
     task_retry,
     task_success,
+    worker_process_init,
     worker_process_shutdown,
     worker_shutdown,
 )
 
-from memoryhub import maintenance, metrics_directory, replica
+from memoryhub import maintenance, metrics_directory, replica, tracing
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 
@@ -72,6 +73,12 @@ app.autodiscover_tasks()
 # Each job is a read scope (memoryhub/replica.py): its reads see what queued it, and its writes.
 task_prerun.connect(replica.job_started)
 task_postrun.connect(replica.job_finished)
+
+
+# --- Traces (memoryhub/tracing.py): in each worker process, after the fork ------------------
+@worker_process_init.connect
+def _trace_this_process(**_: Any) -> None:
+    tracing.set_up()
 
 
 # --- Metrics (memoryhub/metrics.py): task outcomes, shared with gunicorn's processes ----------

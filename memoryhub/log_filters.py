@@ -31,8 +31,8 @@ class SecretsFilter(logging.Filter):
 
 
 class RequestContextFilter(logging.Filter):
-    """Puts `request_id` and `trace_id` on every record (None when unknown) for the
-    formatters. The request id is the one of the request being served, or, for the line
+    """Puts `request_id`, `trace_id` and `span_id` on every record (None when unknown) for
+    the formatters. The request id is the one of the request being served, or, for the line
     Django's handler writes once the middleware has returned (a 404, a 500), the one its
     request carries."""
 
@@ -43,5 +43,5 @@ class RequestContextFilter(logging.Filter):
             carried = getattr(getattr(record, "request", None), "request_id", None)
             current = carried if isinstance(carried, str) else None
         record.request_id = current
-        record.trace_id = request_context.current_trace_id()
+        record.trace_id, record.span_id = request_context.current_trace_ids()
         return True

@@ -702,14 +702,15 @@ if MEMORYHUB_METRICS_TOKEN is not None and len(MEMORYHUB_METRICS_TOKEN) < 16:
 # --- Logging --------------------------------------------------------------------------------
 # Memory content, keys and embeddings are never logged; loggers here carry ids and counts.
 LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
-# "json": one JSON object a line (timestamp, level, logger, message, request_id and trace_id
-# when known), for a log collector; "text": one readable line.
+# "json": one JSON object a line (timestamp, level, logger, message, request_id, trace_id and
+# span_id when known), for a log collector; "text": one readable line (the trace and span ids
+# before the message while a span records).
 MEMORYHUB_LOG_FORMAT = env_choice("MEMORYHUB_LOG_FORMAT", "text", ("text", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "text": {"()": "memoryhub.log_format.TextFormatter"},
         "json": {"()": "memoryhub.log_format.JsonLinesFormatter"},
     },
     "filters": {

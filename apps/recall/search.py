@@ -11,9 +11,12 @@ the query, by its own embedding and by its neighbour-context embedding, are comp
 database; `ranking.score` fuses them. (A second HNSW search by neighbour context found
 nothing the others missed on LoCoMo, and cost a scan: it was dropped.)
 Each recall writes a RecallLog row (ids only) so admins and the subject can see what was
-served to whom. The population statistics, the keyword statement and the candidate statement
-read from the replica when it may serve them (memoryhub/replica.py); the subject, its keys
-and the log are the primary's.
+served to whom. Each is traced (memoryhub/tracing.py; nothing when tracing is off): a span
+"recall" with children "recall.embed", "recall.candidates", "recall.score", "recall.decrypt"
+(when `open` asks for the content) and "recall.log", their attributes counts only: never the
+query, a subject, content or a vector. The population statistics, the keyword statement and
+the candidate statement read from the replica when it may serve them (memoryhub/replica.py);
+the subject, its keys and the log are the primary's.
 """
 
 from __future__ import annotations
@@ -21,13 +24,15 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 from django.utils.translation import gettext_noop
+from opentelemetry import context as trace_context
+from opentelemetry import trace
 
 from apps.audit.actors import Actor
 from apps.memories import keyword_index, vector_spaces
@@ -35,6 +40,7 @@ from apps.memories.embeddings import get_provider
 from apps.memories.models import Memory, Subject
 from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory
+from apps.memories.selectors import OpenedMemory, memories_open
 from apps.namespaces.models import Namespace
 from apps.recall import ranking, relevance, rerank, statements, time_travel
 from apps.recall.config import RecallConfig, config_of
@@ -45,6 +51,7 @@ from memoryhub.exceptions import ApplicationError
 from memoryhub.replica import read_alias, reading_from_replica
 
 logger = logging.getLogger(__name__)
+tracer = trace.get_tracer(__name__)
 MAX_K = 100
 MAX_QUERY_CHARS = 4000
 # A population this small is searched exactly (every vector compared): cheaper than the HNSW
@@ -75,6 +82,8 @@ class RecallOutcome:
     recall_id: uuid.UUID | None
     timings_ms: dict[str, float]
     subject: Subject | None = None  # the subject searched, if it exists
+    # With `open`: each hit's memory decrypted (its text then, when asked as of a moment).
+    opened: list[OpenedMemory] | None = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +94,8 @@ class RecallRequest:
     filter): `subject_external_id` must then be None. With `min_relevance` the hits below it
     are left out, so a query about something never stored can get none
     (`relevance.DEFAULT_MIN_RELEVANCE` is the recommended value). `log=False` writes no
-    RecallLog row; `keys` shares a key cache with the caller."""
+    RecallLog row; `keys` shares a key cache with the caller. `open` decrypts the hits'
+    content into `RecallOutcome.opened`, with the recall's key cache."""
 
     actor: Actor
     namespace: Namespace
@@ -102,6 +112,7 @@ class RecallRequest:
     every_subject: bool = False
     config: RecallConfig | None = None
     min_relevance: float | None = None
+    open: bool = False
 
 
 @dataclass(frozen=True)
@@ -185,7 +196,16 @@ class _Found:
 def recall_memories(request: RecallRequest) -> RecallOutcome:
     """The k memories of the subject (and shared ones) most relevant to the query, best
     first, each with its score components and a `relevance` in 0..1 (also
-    `components["relevance"]`). Writes one RecallLog row unless `request.log` is False."""
+    `components["relevance"]`). Writes one RecallLog row unless `request.log` is False.
+    Traced as the span "recall" (see the module's docstring)."""
+    with tracer.start_as_current_span("recall") as span:
+        span.set_attribute("memoryhub.recall.purpose", request.purpose)
+        outcome = _recall(request)
+        span.set_attribute("memoryhub.recall.results", len(outcome.hits))
+        return outcome
+
+
+def _recall(request: RecallRequest) -> RecallOutcome:
     plan = _plan(request)
     keys = request.keys or KeyCache()
     timings: dict[str, float] = {}
@@ -198,30 +218,57 @@ def recall_memories(request: RecallRequest) -> RecallOutcome:
         time_travel.rescore_then(found.rows, then, found.vectors)
 
     mark = time.perf_counter()
-    ranked = _rank(request, plan, found, keys, timings)
+    with tracer.start_as_current_span("recall.score") as span:
+        span.set_attribute("memoryhub.recall.candidates", len(found.rows))
+        ranked = _rank(request, plan, found, keys, timings)
     timings["score"] = _ms(mark)
 
     mark = time.perf_counter()
     hits = _hits(request, plan, found, ranked, then)
+    opened = None
+    if request.open:
+        with tracer.start_as_current_span("recall.decrypt"):
+            opened = _opened(hits, keys)
     recall_id = None
     if request.log:
-        recall_id = recall_log_create(
-            actor=request.actor,
-            namespace=request.namespace,
-            entry=NewRecallLog(
-                subject=found.subject,
-                memory_ids=[h.memory.id for h in hits],
-                purpose=request.purpose,
-                duration_ms=round(_ms(started), 3),
-                query=request.query,
-            ),
-            keys=keys,
-        ).id
+        with tracer.start_as_current_span("recall.log"):
+            recall_id = _log(request, found.subject, hits, keys, _ms(started))
     timings["fetch"] = _ms(mark)
     timings["total"] = _ms(started)
     metrics.recall_duration.observe(timings["total"] / 1000)
     metrics.recall_results.inc(len(hits))
-    return RecallOutcome(hits=hits, recall_id=recall_id, timings_ms=timings, subject=found.subject)
+    return RecallOutcome(hits, recall_id, timings, found.subject, opened)
+
+
+def _opened(hits: list[RecallHit], keys: KeyCache) -> list[OpenedMemory]:
+    """The hits' memories decrypted; a hit asked as of a moment carries its text then."""
+    opened = memories_open([hit.memory for hit in hits], keys=keys)
+    return [
+        OpenedMemory(memory.memory, hit.text_then) if hit.text_then is not None else memory
+        for hit, memory in zip(hits, opened, strict=True)
+    ]
+
+
+def _log(
+    request: RecallRequest,
+    subject: Subject | None,
+    hits: list[RecallHit],
+    keys: KeyCache,
+    duration_ms: float,
+) -> uuid.UUID:
+    """The RecallLog row of this recall (its query sealed), and its id."""
+    return recall_log_create(
+        actor=request.actor,
+        namespace=request.namespace,
+        entry=NewRecallLog(
+            subject=subject,
+            memory_ids=[h.memory.id for h in hits],
+            purpose=request.purpose,
+            duration_ms=round(duration_ms, 3),
+            query=request.query,
+        ),
+        keys=keys,
+    ).id
 
 
 def _find(
@@ -229,14 +276,37 @@ def _find(
 ) -> _Found:
     """The subject, the keyword candidates and the query's vectors, then every candidate's
     scoring columns from the database."""
-    query, namespace = request.query, request.namespace
     # The query is embedded on another thread (the model and the HTTP client release the
     # GIL) while this one finds the subject and the keyword candidates: the waits overlap.
     spaces = vector_spaces.serving()
+    embedding = _embedder.submit(
+        _timed_embedding,
+        request.query,
+        primary=_primary_first(spaces, request.query),
+        parent=trace_context.get_current(),  # the embed span's parent: the recall's
+    )
+    with tracer.start_as_current_span("recall.candidates"):
+        return _candidates(request, plan, keys, timings, started, spaces, embedding)
+
+
+def _primary_first(spaces: vector_spaces.Spaces, query: str) -> bool:
+    """The primary model reads the query unless no memory is compared with it by that model."""
+    return spaces.mode == "primary" or (spaces.mode == "routed" and is_latin_script(query))
+
+
+def _candidates(
+    request: RecallRequest,
+    plan: _Plan,
+    keys: KeyCache,
+    timings: dict[str, float],
+    started: float,
+    spaces: vector_spaces.Spaces,
+    embedding: Future[tuple[np.ndarray, str, float]],
+) -> _Found:
+    """`_find`'s part on this thread, while the query is embedded on another."""
+    query, namespace = request.query, request.namespace
     latin_query = is_latin_script(query)
-    # The primary model reads the query unless no memory is compared with it by that model.
-    primary_first = spaces.mode == "primary" or (spaces.mode == "routed" and latin_query)
-    embedding = _embedder.submit(_timed_embedding, query, primary=primary_first)
+    primary_first = _primary_first(spaces, query)
     try:
         subject = keys.subject_with_keys(namespace.pk, request.subject_external_id)
         scope = RecallScope(
@@ -565,14 +635,19 @@ def _diversify(
     return ranking.mmr(pool, scored.final, embeddings, k, lam)
 
 
-def _timed_embedding(query: str, *, primary: bool) -> tuple[np.ndarray, str, float]:
+def _timed_embedding(
+    query: str, *, primary: bool, parent: trace_context.Context | None = None
+) -> tuple[np.ndarray, str, float]:
     """The query's vector by the primary model (or the multilingual one), the name of the
-    model that made it, and the milliseconds taken."""
+    model that made it, and the milliseconds taken. Traced as "recall.embed", under `parent`
+    (the recall's context, when run on another thread) or the current span."""
     started = time.perf_counter()
-    provider = get_provider() if primary else get_multilingual_provider()
-    if provider is None:  # asked for only where it is on; turned off since by a test
-        raise ApplicationError(gettext_noop("The multilingual model is off."), status_code=503)
-    return provider.embed_query(query), provider.name, _ms(started)
+    with tracer.start_as_current_span("recall.embed", context=parent) as span:
+        provider = get_provider() if primary else get_multilingual_provider()
+        if provider is None:  # asked for only where it is on; turned off since by a test
+            raise ApplicationError(gettext_noop("The multilingual model is off."), status_code=503)
+        span.set_attribute("memoryhub.embedding.model", provider.name)
+        return provider.embed_query(query), provider.name, _ms(started)
 
 
 def _query_vectors(

@@ -18,7 +18,6 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-import psycopg
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.utils import CursorWrapper
@@ -28,7 +27,7 @@ from apps.memories.fields import vector_literal
 from apps.memories.models import SEARCH_FIELDS, Memory, Status, Subject
 from apps.namespaces.models import Namespace
 from apps.recall import ranking
-from memoryhub import row_security
+from memoryhub import row_security, tracing
 
 VECTOR_CANDIDATES = 40
 KEYWORD_CANDIDATES = 100
@@ -421,7 +420,7 @@ def bound_cursor(using: str = DEFAULT_DB_ALIAS) -> Iterator[CursorWrapper]:
     database.close_if_health_check_failed()
     database.ensure_connection()
     with database.wrap_database_errors:
-        raw = psycopg.Cursor(database.connection)
+        raw = tracing.server_binding_cursor()(database.connection)
     # Django's own step from a driver cursor to its wrapper (BaseDatabaseWrapper.cursor).
     cursor = database._prepare_cursor(raw)  # type: ignore[attr-defined]
     try:

@@ -18,7 +18,7 @@ from django.test import Client
 from apps.memories.embeddings import OpenAICompatibleProvider, set_provider
 from memoryhub import request_context
 from memoryhub.log_filters import RequestContextFilter
-from memoryhub.log_format import JsonLinesFormatter
+from memoryhub.log_format import JsonLinesFormatter, TextFormatter
 from tests.conftest import Tenant, run_python
 from tests.embedder import DeterministicEmbedder
 
@@ -95,13 +95,41 @@ def test_the_filter_names_the_request_being_served() -> None:
     assert filtered.trace_id is None  # type: ignore[attr-defined]  # no span recording
 
 
-def test_the_trace_id_is_the_current_spans() -> None:
+def test_the_trace_and_span_ids_are_the_current_spans() -> None:
     from opentelemetry import trace
 
     span = trace.NonRecordingSpan(trace.SpanContext(trace_id=0xABC, span_id=0x1, is_remote=False))
     with trace.use_span(span):
-        assert request_context.current_trace_id() == f"{0xABC:032x}"
-    assert request_context.current_trace_id() is None
+        assert request_context.current_trace_ids() == (f"{0xABC:032x}", f"{0x1:016x}")
+    assert request_context.current_trace_ids() == (None, None)
+
+
+def _under_a_span(message: str) -> logging.LogRecord:
+    from opentelemetry import trace
+
+    context = trace.SpanContext(trace_id=0xABC, span_id=0x1F, is_remote=False)
+    with trace.use_span(trace.NonRecordingSpan(context)):
+        made = record(message)
+        RequestContextFilter().filter(made)
+    return made
+
+
+def test_a_json_line_under_a_span_carries_its_trace_and_span_ids() -> None:
+    line = json.loads(JsonLinesFormatter().format(_under_a_span("recalled")))
+    assert (line["trace_id"], line["span_id"]) == (f"{0xABC:032x}", f"{0x1F:016x}")
+
+
+def test_a_text_line_under_a_span_carries_its_trace_and_span_ids() -> None:
+    formatted = TextFormatter().format(_under_a_span("recalled"))
+    assert formatted.endswith(f" trace_id={0xABC:032x} span_id={0x1F:016x} recalled")
+
+
+def test_a_text_line_without_a_span_names_no_trace() -> None:
+    plain = record("recalled")
+    RequestContextFilter().filter(plain)
+    formatted = TextFormatter().format(plain)
+    assert formatted.endswith(" INFO memoryhub.tests recalled")
+    assert "trace_id" not in formatted
 
 
 @pytest.mark.django_db

@@ -10,7 +10,6 @@ from rest_framework.response import Response
 
 from apps.accounts.api.base import NamespacedAPIView
 from apps.accounts.models import Permission
-from apps.memories.selectors import OpenedMemory, memories_open
 from apps.recall.api.serializers import (
     FeedbackRequestSerializer,
     FeedbackSerializer,
@@ -59,14 +58,10 @@ class RecallView(NamespacedAPIView):
                 include_shared=data["include_shared"],
                 mmr_lambda=data["mmr"],
                 min_relevance=data["min_relevance"],
+                open=True,
             )
         )
-        opened = [
-            OpenedMemory(memory.memory, hit.text_then) if hit.text_then is not None else memory
-            for hit, memory in zip(
-                outcome.hits, memories_open([hit.memory for hit in outcome.hits]), strict=True
-            )
-        ]
+        assert outcome.opened is not None  # asked for with open=True
         results = [
             {
                 "memory": MemorySerializer(memory).data,
@@ -75,7 +70,7 @@ class RecallView(NamespacedAPIView):
                 "relevance": hit.relevance,
                 "components": hit.components,
             }
-            for hit, memory in zip(outcome.hits, opened, strict=True)
+            for hit, memory in zip(outcome.hits, outcome.opened, strict=True)
         ]
         return Response(
             {"results": results, "recall_id": outcome.recall_id, "timings_ms": outcome.timings_ms}
