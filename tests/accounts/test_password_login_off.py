@@ -65,6 +65,8 @@ def test_a_login_link_signs_in_once(root: User, password_login_off: Any) -> None
     confirm = client.get(path)  # a link previewer's GET uses nothing up
     assert confirm.status_code == 200
     assert "Sign in as root" in confirm.content.decode()
+    chinese = client.get(path, HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
+    assert "以 root 身份登录" in chinese
     assert "_auth_user_id" not in client.session
     response = client.post(path)
     assert response.status_code == 302

@@ -48,6 +48,9 @@ NOT_PAGES = {
     "dashboard:subjects:portal_link": "POST only",
     "dashboard:subjects:pause": "POST only",
     "dashboard:account:set_password": "an invitation link, tested in tests/governance",
+    "dashboard:account:sso_start": "a redirect to the identity provider",
+    "dashboard:account:sso_callback": "the provider's redirect back, tested in tests/accounts",
+    "dashboard:account:login_link": "a one-time link, tested in tests/accounts (Chinese too)",
     "dashboard:playground:feedback": "POST only",
     "dashboard:quality:set_import": "POST only",
     "dashboard:quality:set_create": "POST only",
@@ -251,6 +254,7 @@ def page_kwargs(world: Demo) -> dict[str, dict[str, object]]:
     portal = {"subject_id": world.subject.pk}
     return {
         "dashboard:account:login": {},
+        "dashboard:account:no_namespace": {},
         "dashboard:keys:list": {},
         "dashboard:keys:new": {},
         "dashboard:keys:detail": {"prefix": world.key_prefix},
