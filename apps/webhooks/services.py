@@ -1,0 +1,334 @@
+"""Webhook endpoints and the outbox: every write is keyword-only, transactional, and audited
+in its transaction (content-free: ids, URLs' hosts are not secrets, counts)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import gettext_noop
+
+from apps.audit.actors import Actor
+from apps.audit.services import audit_record
+from apps.memories.row_encryption import KeyCache, open_field, seal_field
+from apps.namespaces.models import Namespace
+from apps.webhooks import signing
+from apps.webhooks.events import EVENT_TYPES, TEST_EVENT
+from apps.webhooks.models import (
+    DeliveryStatus,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
+from memoryhub import safe_http
+from memoryhub.exceptions import ApplicationError
+
+if TYPE_CHECKING:
+    from apps.audit.models import AuditEvent
+
+MAX_URL_LENGTH = 2000
+
+
+@dataclass(frozen=True)
+class NewEndpoint:
+    url: str
+    events: list[str]
+    include_content: bool = False
+
+
+@dataclass(frozen=True)
+class CreatedEndpoint:
+    endpoint: WebhookEndpoint
+    secret: str  # shown once
+
+
+def _check_url(url: str) -> None:
+    if not url or len(url) > MAX_URL_LENGTH:
+        raise ApplicationError(
+            gettext_noop("Give the endpoint's https URL (at most 2000 characters)."),
+            details={"url": ["invalid"]},
+        )
+    try:
+        safe_http.check_destination(url)
+    except safe_http.UnsafeDestination as refusal:
+        raise ApplicationError(
+            gettext_noop("This URL cannot receive webhooks: %(reason)s."),
+            params={"reason": refusal.reason},
+            code="unsafe_url",
+            details={"url": [refusal.reason]},
+        ) from None
+
+
+def _check_events(events: list[str]) -> list[str]:
+    unknown = sorted(set(events) - set(EVENT_TYPES))
+    if not events or unknown:
+        raise ApplicationError(
+            gettext_noop("Name the events to send, among the known ones."),
+            details={"events": unknown or ["required"], "allowed": list(EVENT_TYPES)},
+        )
+    return [t for t in EVENT_TYPES if t in events]  # documented order, no repeats
+
+
+def _seal_secret(keys: KeyCache, endpoint: WebhookEndpoint, field: str, secret: str) -> bytes:
+    return seal_field(keys, endpoint, endpoint.namespace_id, None, field, secret)
+
+
+def endpoint_secrets(*, endpoint: WebhookEndpoint, keys: KeyCache | None = None) -> list[str]:
+    """The secrets that sign a message now: the current one, and the previous one while a
+    rotation's overlap lasts (decrypted; never logged or returned by the API)."""
+    keys = keys or KeyCache()
+    found = [
+        open_field(
+            keys, endpoint, endpoint.namespace_id, None, "secret", endpoint.secret_encrypted
+        )
+    ]
+    until = endpoint.previous_secret_until
+    if endpoint.previous_secret_encrypted and until and until > timezone.now():
+        found.append(
+            open_field(
+                keys,
+                endpoint,
+                endpoint.namespace_id,
+                None,
+                "previous_secret",
+                endpoint.previous_secret_encrypted,
+            )
+        )
+    return found
+
+
+def _endpoint_audit(
+    actor: Actor, action: str, endpoint: WebhookEndpoint, details: dict[str, Any]
+) -> None:
+    audit_record(
+        actor=actor,
+        action=action,
+        namespace=endpoint.namespace,
+        object_type="webhook_endpoint",
+        object_id=str(endpoint.pk),
+        details=details,
+    )
+
+
+def endpoint_create(
+    *,
+    actor: Actor,
+    namespace: Namespace,
+    item: NewEndpoint,
+    created_by: str,
+    creator_reads_memories: bool,
+) -> CreatedEndpoint:
+    """Add an endpoint: its URL checked by safe_http (https, no private address unless
+    MEMORYHUB_WEBHOOK_ALLOWED_HOSTS lists it), its events known, `include_content` only for a
+    creator who may read memories. A new secret is sealed under the namespace's key and
+    returned once. The namespace's endpoint count goes up in the same transaction (the
+    audit listener's cheap path reads it). Audited as `webhook.create`."""
+    _check_url(item.url)
+    events = _check_events(list(item.events))
+    if item.include_content and not creator_reads_memories:
+        raise ApplicationError(
+            gettext_noop("Sending memories' text needs the permission to read memories."),
+            code="permission_denied",
+            status_code=403,
+            details={"include_content": ["needs memories:read"]},
+        )
+    secret = signing.new_secret()
+    keys = KeyCache()
+    with transaction.atomic():
+        endpoint = WebhookEndpoint(
+            namespace=namespace,
+            url=item.url,
+            events=events,
+            include_content=item.include_content,
+            created_by=created_by[:200],
+            creator_reads_memories=creator_reads_memories,
+        )
+        _, endpoint.key_version = keys.key_for(namespace.pk, None)
+        endpoint.secret_encrypted = _seal_secret(keys, endpoint, "secret", secret)
+        endpoint.save(force_insert=True)
+        Namespace.objects.filter(pk=namespace.pk).update(
+            webhook_endpoints=F("webhook_endpoints") + 1
+        )
+        namespace.webhook_endpoints += 1
+        _endpoint_audit(
+            actor,
+            "webhook.create",
+            endpoint,
+            {"events": events, "include_content": item.include_content},
+        )
+    return CreatedEndpoint(endpoint, secret)
+
+
+def endpoint_delete(*, actor: Actor, endpoint: WebhookEndpoint) -> None:
+    """Remove an endpoint with its deliveries and their attempts (undelivered events go
+    nowhere). Audited as `webhook.delete`."""
+    with transaction.atomic():
+        pending = endpoint.deliveries.filter(status=DeliveryStatus.PENDING).count()
+        _endpoint_audit(actor, "webhook.delete", endpoint, {"pending_deliveries": pending})
+        WebhookEndpoint.objects.filter(pk=endpoint.pk).delete()
+        Namespace.objects.filter(pk=endpoint.namespace_id, webhook_endpoints__gt=0).update(
+            webhook_endpoints=F("webhook_endpoints") - 1
+        )
+
+
+def endpoint_rotate_secret(*, actor: Actor, endpoint: WebhookEndpoint) -> str:
+    """A new secret (returned once); the current one becomes the previous one and keeps
+    signing alongside for MEMORYHUB_WEBHOOK_SECRET_OVERLAP seconds. Audited as
+    `webhook.rotate_secret`."""
+    keys = KeyCache()
+    with transaction.atomic():
+        endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+        current = endpoint_secrets(endpoint=endpoint, keys=keys)[0]
+        secret = signing.new_secret()
+        _, endpoint.key_version = keys.key_for(endpoint.namespace_id, None)
+        endpoint.secret_encrypted = _seal_secret(keys, endpoint, "secret", secret)
+        endpoint.previous_secret_encrypted = _seal_secret(
+            keys, endpoint, "previous_secret", current
+        )
+        overlap = settings.MEMORYHUB_WEBHOOK_SECRET_OVERLAP
+        endpoint.previous_secret_until = timezone.now() + timedelta(seconds=overlap)
+        endpoint.save(
+            update_fields=[
+                "key_version",
+                "secret_encrypted",
+                "previous_secret_encrypted",
+                "previous_secret_until",
+            ]
+        )
+        _endpoint_audit(actor, "webhook.rotate_secret", endpoint, {"overlap_seconds": overlap})
+    return secret
+
+
+def _deliveries_create(
+    event: WebhookEvent, endpoints: list[WebhookEndpoint], external_id: str | None
+) -> list[WebhookDelivery]:
+    keys = KeyCache()
+    deliveries = []
+    for endpoint in endpoints:
+        delivery = WebhookDelivery(
+            id=uuid.uuid4(),
+            namespace_id=event.namespace_id,
+            event=event,
+            endpoint=endpoint,
+            next_attempt_at=event.created_at,
+        )
+        if external_id and endpoint.include_content:
+            # Only for the endpoints that may have it, sealed, and forgotten once settled.
+            _, delivery.key_version = keys.key_for(event.namespace_id, None)
+            delivery.subject_encrypted = seal_field(
+                keys, delivery, event.namespace_id, None, "subject", external_id
+            )
+        deliveries.append(delivery)
+    return WebhookDelivery.objects.bulk_create(deliveries)
+
+
+def _namespaces_of(audit_event: AuditEvent) -> list[int]:
+    if audit_event.namespace_id is not None:
+        return [audit_event.namespace_id]
+    chain = (audit_event.details or {}).get("chain")
+    if chain:  # a namespace's chain broke: its own endpoints hear of it
+        return [int(chain)]
+    # The global chain is every namespace's concern.
+    return list(Namespace.objects.filter(webhook_endpoints__gt=0).values_list("pk", flat=True))
+
+
+def event_record(
+    *,
+    audit_event: AuditEvent,
+    event_type: str,
+    data: dict[str, Any],
+    external_id: str | None = None,
+) -> list[WebhookDelivery]:
+    """The outbox rows of one event, in the caller's transaction (the audited change's): the
+    event and a delivery to each endpoint of its namespace subscribed to its type, sent
+    after the commit. Nothing is written when no endpoint subscribes. `external_id`
+    (subject.erased) is sealed into the deliveries to include_content endpoints only."""
+    from apps.webhooks.dispatch import deliveries_send_after_commit
+
+    created: list[WebhookDelivery] = []
+    for namespace_id in _namespaces_of(audit_event):
+        endpoints = list(
+            WebhookEndpoint.objects.filter(
+                namespace_id=namespace_id, events__contains=[event_type]
+            )
+        )
+        if not endpoints:
+            continue
+        event = WebhookEvent.objects.create(
+            namespace_id=namespace_id,
+            type=event_type,
+            data=data,
+            subject_id=audit_event.subject_id,
+            subject_fingerprint=str(data.get("subject_fingerprint", ""))[:64],
+            audit_event_id=audit_event.pk,
+            created_at=audit_event.created_at,
+        )
+        created += _deliveries_create(event, endpoints, external_id)
+    if created:
+        deliveries_send_after_commit([d.pk for d in created])
+    return created
+
+
+def endpoint_send_test(*, actor: Actor, endpoint: WebhookEndpoint) -> WebhookDelivery:
+    """A `webhook.test` event to this endpoint only, sent after the commit. Audited as
+    `webhook.test`."""
+    from apps.webhooks.dispatch import deliveries_send_after_commit
+
+    with transaction.atomic():
+        now = timezone.now()
+        event = WebhookEvent.objects.create(
+            namespace_id=endpoint.namespace_id,
+            type=TEST_EVENT,
+            data={"namespace": endpoint.namespace.slug, "endpoint_id": str(endpoint.pk)},
+            created_at=now,
+        )
+        (delivery,) = _deliveries_create(event, [endpoint], None)
+        _endpoint_audit(actor, "webhook.test", endpoint, {"delivery_id": str(delivery.pk)})
+        deliveries_send_after_commit([delivery.pk])
+    return delivery
+
+
+def delivery_redeliver(*, actor: Actor, delivery: WebhookDelivery) -> WebhookDelivery:
+    """Send a delivery again, with its retries, under the same `webhook-id` (the receiver's
+    idempotency key). Audited as `webhook.redeliver`."""
+    from apps.webhooks.dispatch import deliveries_send_after_commit
+
+    with transaction.atomic():
+        now = timezone.now()
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(
+            status=DeliveryStatus.PENDING,
+            attempts=0,
+            next_attempt_at=now,
+            claimed_until=None,
+            updated_at=now,
+        )
+        _endpoint_audit(
+            actor, "webhook.redeliver", delivery.endpoint, {"delivery_id": str(delivery.pk)}
+        )
+        deliveries_send_after_commit([delivery.pk])
+    delivery.refresh_from_db()
+    return delivery
+
+
+def events_drop_erased(*, namespace_id: int, fingerprints: list[str]) -> int:
+    """After a restore's replayed erasures: the undelivered deliveries of events about the
+    subjects erased since the backup (their own `subject.erased` events aside), dropped.
+    Returns how many. The restore's own audit event counts them."""
+    if not fingerprints:
+        return 0
+    erased = WebhookEvent.objects.filter(
+        namespace_id=namespace_id, type="subject.erased", subject_fingerprint__in=fingerprints
+    ).values_list("subject_id", flat=True)
+    subject_ids = [s for s in erased if s]
+    events = WebhookEvent.objects.filter(namespace_id=namespace_id, subject_id__in=subject_ids)
+    events = events.exclude(type="subject.erased")
+    dropped, _ = WebhookDelivery.objects.filter(
+        event__in=events, status=DeliveryStatus.PENDING
+    ).delete()
+    return int(dropped)
