@@ -260,6 +260,9 @@ def event_record(
         )
         if not endpoints:
             continue
+        if audit_event.namespace_id is None:  # a global event, told to each namespace
+            slug = Namespace.objects.filter(pk=namespace_id).values_list("slug", flat=True)
+            data = {**data, "namespace": slug.first() or ""}
         event = WebhookEvent.objects.create(
             namespace_id=namespace_id,
             type=event_type,
