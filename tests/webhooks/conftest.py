@@ -40,6 +40,7 @@ class Receiver:
     status: int = 200
     delay: float = 0.0
     arrivals: list[Arrival] = field(default_factory=list)
+    started: list[Arrival] = field(default_factory=list)  # before the hold: read, not answered
     hold: threading.Event = field(default_factory=threading.Event)
     server: ThreadingHTTPServer | None = None
     port: int = 0
@@ -57,6 +58,7 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
+                receiver.started.append(Arrival(dict(self.headers.items()), body))
                 receiver.hold.wait(30)
                 time.sleep(receiver.delay)
                 receiver.arrivals.append(Arrival(dict(self.headers.items()), body))
