@@ -319,19 +319,16 @@ def delivery_redeliver(*, actor: Actor, delivery: WebhookDelivery) -> WebhookDel
     return delivery
 
 
-def events_drop_erased(*, namespace_id: int, fingerprints: list[str]) -> int:
-    """After a restore's replayed erasures: the undelivered deliveries of events about the
-    subjects erased since the backup (their own `subject.erased` events aside), dropped.
-    Returns how many. The restore's own audit event counts them."""
-    if not fingerprints:
+def deliveries_drop_erased(*, namespace_id: int, subject_ids: list[uuid.UUID]) -> int:
+    """After a restore's replayed erasures: the undelivered deliveries of the restored
+    outbox's events about these (now erased again) subjects are dropped, their own
+    `subject.erased` events aside (the replay emitted those anew). Returns how many."""
+    if not subject_ids:
         return 0
-    erased = WebhookEvent.objects.filter(
-        namespace_id=namespace_id, type="subject.erased", subject_fingerprint__in=fingerprints
-    ).values_list("subject_id", flat=True)
-    subject_ids = [s for s in erased if s]
     events = WebhookEvent.objects.filter(namespace_id=namespace_id, subject_id__in=subject_ids)
-    events = events.exclude(type="subject.erased")
-    dropped, _ = WebhookDelivery.objects.filter(
-        event__in=events, status=DeliveryStatus.PENDING
-    ).delete()
+    dropped = WebhookDelivery.objects.filter(
+        namespace_id=namespace_id,
+        event__in=events.exclude(type="subject.erased"),
+        status=DeliveryStatus.PENDING,
+    ).delete()[1].get(WebhookDelivery._meta.label, 0)
     return int(dropped)
