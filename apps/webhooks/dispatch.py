@@ -44,6 +44,9 @@ class Dispatcher:
         while True:
             self._wake.clear()
             wait = IDLE_SECONDS
+            if not settings.MEMORYHUB_WEBHOOK_DISPATCHER:  # switched off meanwhile (tests)
+                self._wake.wait(wait)
+                continue
             try:
                 close_old_connections()
                 while deliver_due():
