@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 Listener = Callable[["AuditEvent", Any, Mapping[str, Any]], None]
 
 _listeners: list[Listener] = []
-_private: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
-    "audit_private", default={}
+_private: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
+    "audit_private", default=None
 )
 
 
@@ -44,7 +44,7 @@ def unregister(listener: Listener) -> None:
 @contextmanager
 def private(**values: Any) -> Iterator[None]:
     """Facts for the listeners of the events written inside the block, kept out of the log."""
-    token = _private.set({**_private.get(), **values})
+    token = _private.set({**(_private.get() or {}), **values})
     try:
         yield
     finally:
@@ -55,6 +55,6 @@ def notify(event: AuditEvent, namespace: Any) -> None:
     """Tell every listener of `event` (in the caller's transaction)."""
     if not _listeners:
         return
-    values = _private.get()
+    values = _private.get() or {}
     for listener in _listeners:
         listener(event, namespace, values)

@@ -225,7 +225,9 @@ def next_due_at() -> datetime | None:
     found = (
         WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING)
         .annotate(
-            due=Greatest(Coalesce("next_attempt_at", Value(now)), Coalesce("claimed_until", Value(now)))
+            due=Greatest(
+                Coalesce("next_attempt_at", Value(now)), Coalesce("claimed_until", Value(now))
+            )
         )
         .aggregate(first=Min("due"))
     )

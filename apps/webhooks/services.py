@@ -84,9 +84,7 @@ def endpoint_secrets(*, endpoint: WebhookEndpoint, keys: KeyCache | None = None)
     rotation's overlap lasts (decrypted; never logged or returned by the API)."""
     keys = keys or KeyCache()
     found = [
-        open_field(
-            keys, endpoint, endpoint.namespace_id, None, "secret", endpoint.secret_encrypted
-        )
+        open_field(keys, endpoint, endpoint.namespace_id, None, "secret", endpoint.secret_encrypted)
     ]
     until = endpoint.previous_secret_until
     if endpoint.previous_secret_encrypted and until and until > timezone.now():
@@ -254,9 +252,7 @@ def event_record(
     created: list[WebhookDelivery] = []
     for namespace_id in _namespaces_of(audit_event):
         endpoints = list(
-            WebhookEndpoint.objects.filter(
-                namespace_id=namespace_id, events__contains=[event_type]
-            )
+            WebhookEndpoint.objects.filter(namespace_id=namespace_id, events__contains=[event_type])
         )
         if not endpoints:
             continue
@@ -326,9 +322,13 @@ def deliveries_drop_erased(*, namespace_id: int, subject_ids: list[uuid.UUID]) -
     if not subject_ids:
         return 0
     events = WebhookEvent.objects.filter(namespace_id=namespace_id, subject_id__in=subject_ids)
-    dropped = WebhookDelivery.objects.filter(
-        namespace_id=namespace_id,
-        event__in=events.exclude(type="subject.erased"),
-        status=DeliveryStatus.PENDING,
-    ).delete()[1].get(WebhookDelivery._meta.label, 0)
+    dropped = (
+        WebhookDelivery.objects.filter(
+            namespace_id=namespace_id,
+            event__in=events.exclude(type="subject.erased"),
+            status=DeliveryStatus.PENDING,
+        )
+        .delete()[1]
+        .get(WebhookDelivery._meta.label, 0)
+    )
     return int(dropped)

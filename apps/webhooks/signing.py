@@ -15,7 +15,7 @@ from datetime import datetime
 
 from standardwebhooks import Webhook
 
-SECRET_PREFIX = "whsec_"
+SECRET_PREFIX = "whsec_"  # noqa: S105 (the prefix, not a secret)
 SECRET_BYTES = 32
 
 
@@ -29,9 +29,7 @@ def signed_headers(
     """The three Standard Webhooks headers (and the content type) for `body`."""
     if not secrets_in_use:
         raise ValueError("at least one secret signs a message")
-    signatures = [
-        Webhook(secret).sign(message_id, timestamp, body) for secret in secrets_in_use
-    ]
+    signatures = [Webhook(secret).sign(message_id, timestamp, body) for secret in secrets_in_use]
     return {
         "content-type": "application/json",
         "webhook-id": message_id,

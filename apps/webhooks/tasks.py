@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from celery import shared_task
 from django.utils import timezone
 
-from apps.webhooks.delivery import delivery_attempt, deliveries_due
+from apps.webhooks.delivery import deliveries_due, delivery_attempt
 
 if TYPE_CHECKING:
     from celery import Task

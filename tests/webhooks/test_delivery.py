@@ -152,7 +152,8 @@ def test_a_rotated_secret_signs_beside_the_old_one_during_the_overlap(
 ) -> None:
     hook = hook_for(acme, receiver.url, ["memory.created"])
     new = services.endpoint_rotate_secret(actor=Actor.system("tests"), endpoint=hook.endpoint)
-    assert new != hook.secret and new.startswith("whsec_")
+    assert new != hook.secret
+    assert new.startswith("whsec_")
     remember(acme)
     deliver_due()
     arrival = receiver.arrivals[-1]
@@ -181,7 +182,8 @@ def test_two_claims_never_send_one_delivery_at_once(acme: Tenant, receiver: Rece
     delivery = WebhookDelivery.objects.get()
     WebhookDelivery.objects.update(claimed_until=timezone.now() + timedelta(seconds=60))
     outcome = delivery_attempt(delivery_id=str(delivery.pk))
-    assert not outcome.sent and outcome.claimed_elsewhere_until is not None
+    assert not outcome.sent
+    assert outcome.claimed_elsewhere_until is not None
     assert receiver.arrivals == []
     # A claim that expired (its worker died) is taken over.
     WebhookDelivery.objects.update(claimed_until=timezone.now() - timedelta(seconds=1))

@@ -12,8 +12,8 @@ import pytest
 from dnslib import QTYPE, RCODE, RR, A, DNSRecord
 from dnslib.server import DNSLogger, DNSServer
 
-from apps.memories.services import NewMemory, memory_create
 from apps.audit.actors import Actor
+from apps.memories.services import NewMemory, memory_create
 from apps.webhooks.delivery import deliver_due
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint
 from tests.conftest import Tenant, api_client, make_api_key

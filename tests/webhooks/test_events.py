@@ -85,7 +85,10 @@ def every_change(tenant: Tenant) -> None:
     subject_export(actor=ACTOR, subject=subject)
     subject_erase(actor=ACTOR, subject=subject, via="api")
     verification = ChainVerification.objects.create(
-        started_at=timezone.now(), status="broken", requested_by="beat", broken_chain=tenant.namespace.pk
+        started_at=timezone.now(),
+        status="broken",
+        requested_by="beat",
+        broken_chain=tenant.namespace.pk,
     )
     _audit_broken(verification)
 
@@ -129,7 +132,8 @@ def test_an_include_content_endpoint_gets_the_erased_subject_s_id_once(
     subject_erase(actor=ACTOR, subject=subject, via="api")
     # Only the include_content endpoint's delivery holds it, and only sealed.
     sealed = WebhookDelivery.objects.get(endpoint=content.endpoint)
-    assert sealed.subject_encrypted and b"person-42" not in bytes(sealed.subject_encrypted)
+    assert sealed.subject_encrypted
+    assert b"person-42" not in bytes(sealed.subject_encrypted)
     assert WebhookDelivery.objects.get(endpoint=plain.endpoint).subject_encrypted is None
     deliver_due()
     by_endpoint = {a.headers["webhook-id"]: a.payload["data"] for a in receiver.arrivals}
@@ -140,9 +144,7 @@ def test_an_include_content_endpoint_gets_the_erased_subject_s_id_once(
     assert sealed.subject_encrypted is None  # forgotten once delivered
 
 
-def test_an_erasure_in_the_portal_reaches_the_receiver(
-    acme: Tenant, receiver: Receiver
-) -> None:
+def test_an_erasure_in_the_portal_reaches_the_receiver(acme: Tenant, receiver: Receiver) -> None:
     hook = hook_for(acme, receiver.url, ["subject.erased"])
     remember(acme, "Likes tea", subject="u1")
     link = acme.client.post(acme.url("subjects/u1/portal-sessions"), {}, format="json").json()

@@ -40,7 +40,10 @@ WORKER_ENV = {
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_mid_delivery_still_delivers_under_one_webhook_id(
-    acme: Tenant, receiver: Receiver, broker: tuple[str, str], settings: Any  # noqa: F811
+    acme: Tenant,
+    receiver: Receiver,
+    broker: tuple[str, str],  # noqa: F811 (the fixture, imported)
+    settings: Any,
 ) -> None:
     redis_url, queue = broker
     hook = hook_for(acme, receiver.url, ["memory.created"])
@@ -57,7 +60,8 @@ def test_a_worker_killed_mid_delivery_still_delivers_under_one_webhook_id(
         first.wait(timeout=20)
         receiver.hold.set()  # from now on every request is answered
         delivery = WebhookDelivery.objects.get()
-        assert delivery.status == "pending" and delivery.claimed_until is not None
+        assert delivery.status == "pending"
+        assert delivery.claimed_until is not None
 
         second = start_worker(redis_url, queue, env=WORKER_ENV)
         wait_for(lambda: WebhookDelivery.objects.get().status == "delivered", timeout=120)

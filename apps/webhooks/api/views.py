@@ -115,7 +115,9 @@ class RedeliverView(NamespacedAPIView):
     @extend_schema(
         request=None, responses={202: DeliverySerializer, **error_responses(401, 403, 404, 429)}
     )
-    def post(self, request: Request, namespace: str, endpoint_id: str, delivery_id: str) -> Response:
+    def post(
+        self, request: Request, namespace: str, endpoint_id: str, delivery_id: str
+    ) -> Response:
         endpoint = selectors.endpoint_get(namespace=self.namespace, endpoint_id=endpoint_id)
         delivery = selectors.delivery_get(endpoint=endpoint, delivery_id=delivery_id)
         delivery = services.delivery_redeliver(actor=self.actor, delivery=delivery)
