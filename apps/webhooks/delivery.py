@@ -26,9 +26,9 @@ from apps.audit.services import audit_record
 from apps.memories.models import Memory
 from apps.memories.row_encryption import KeyCache, open_field, open_memory
 from apps.webhooks import signing
-from apps.webhooks.events import MEMORY_EVENTS
+from apps.webhooks.catalog import MEMORY_EVENTS
 from apps.webhooks.models import DeliveryStatus, WebhookAttempt, WebhookDelivery
-from apps.webhooks.services import endpoint_secrets
+from apps.webhooks.selectors import endpoint_secrets
 from memoryhub import safe_http
 
 logger = logging.getLogger(__name__)

@@ -25,24 +25,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from apps.audit.models import AuditEvent
 
-# The events an endpoint may subscribe to, in the documented order.
-EVENT_TYPES = (
-    "memory.created",
-    "memory.updated",
-    "memory.superseded",
-    "memory.ended",
-    "memory.disputed",
-    "memory.deleted",
-    "subject.erased",
-    "subject.exported",
-    "review.resolved",
-    "purge.completed",
-    "retention.applied",
-    "audit.verification_failed",
-)
-TEST_EVENT = "webhook.test"  # sent by "send a test event" to one endpoint, never subscribed
-# Events about one memory: an include_content endpoint gets the memory's current text.
-MEMORY_EVENTS = frozenset(t for t in EVENT_TYPES if t.startswith("memory."))
 
 # Audit action -> event types. A reviewer ending a memory is both its end and a review.
 BY_ACTION: dict[str, tuple[str, ...]] = {

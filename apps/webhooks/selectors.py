@@ -6,8 +6,10 @@ from __future__ import annotations
 import uuid
 
 from django.db.models import Prefetch, QuerySet
+from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from apps.memories.row_encryption import KeyCache, open_field
 from apps.namespaces.models import Namespace
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from memoryhub.exceptions import NotFound
@@ -61,3 +63,25 @@ def delivery_get(*, endpoint: WebhookEndpoint, delivery_id: object) -> WebhookDe
     if delivery is None:
         raise NotFound(missing)
     return delivery
+
+
+def endpoint_secrets(*, endpoint: WebhookEndpoint, keys: KeyCache | None = None) -> list[str]:
+    """The secrets that sign a message now: the current one, and the previous one while a
+    rotation's overlap lasts (decrypted; never logged or returned by the API)."""
+    keys = keys or KeyCache()
+    found = [
+        open_field(keys, endpoint, endpoint.namespace_id, None, "secret", endpoint.secret_encrypted)
+    ]
+    until = endpoint.previous_secret_until
+    if endpoint.previous_secret_encrypted and until and until > timezone.now():
+        found.append(
+            open_field(
+                keys,
+                endpoint,
+                endpoint.namespace_id,
+                None,
+                "previous_secret",
+                endpoint.previous_secret_encrypted,
+            )
+        )
+    return found

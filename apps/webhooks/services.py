@@ -16,16 +16,17 @@ from django.utils.translation import gettext_noop
 
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
-from apps.memories.row_encryption import KeyCache, open_field, seal_field
+from apps.memories.row_encryption import KeyCache, seal_field
 from apps.namespaces.models import Namespace
 from apps.webhooks import signing
-from apps.webhooks.events import EVENT_TYPES, TEST_EVENT
+from apps.webhooks.catalog import EVENT_TYPES, TEST_EVENT
 from apps.webhooks.models import (
     DeliveryStatus,
     WebhookDelivery,
     WebhookEndpoint,
     WebhookEvent,
 )
+from apps.webhooks.selectors import endpoint_secrets
 from memoryhub import safe_http
 from memoryhub.exceptions import ApplicationError
 
@@ -77,28 +78,6 @@ def _check_events(events: list[str]) -> list[str]:
 
 def _seal_secret(keys: KeyCache, endpoint: WebhookEndpoint, field: str, secret: str) -> bytes:
     return seal_field(keys, endpoint, endpoint.namespace_id, None, field, secret)
-
-
-def endpoint_secrets(*, endpoint: WebhookEndpoint, keys: KeyCache | None = None) -> list[str]:
-    """The secrets that sign a message now: the current one, and the previous one while a
-    rotation's overlap lasts (decrypted; never logged or returned by the API)."""
-    keys = keys or KeyCache()
-    found = [
-        open_field(keys, endpoint, endpoint.namespace_id, None, "secret", endpoint.secret_encrypted)
-    ]
-    until = endpoint.previous_secret_until
-    if endpoint.previous_secret_encrypted and until and until > timezone.now():
-        found.append(
-            open_field(
-                keys,
-                endpoint,
-                endpoint.namespace_id,
-                None,
-                "previous_secret",
-                endpoint.previous_secret_encrypted,
-            )
-        )
-    return found
 
 
 def _endpoint_audit(

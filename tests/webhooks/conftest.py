@@ -18,7 +18,7 @@ from standardwebhooks import Webhook
 
 from apps.audit.actors import Actor
 from apps.webhooks import services
-from apps.webhooks.events import EVENT_TYPES
+from apps.webhooks.catalog import EVENT_TYPES
 from apps.webhooks.models import WebhookEndpoint
 from tests.conftest import Tenant
 

@@ -25,8 +25,8 @@ from apps.memories.services import (
 )
 from apps.memories.services.subjects import subject_export
 from apps.pipeline.lifecycle import expire
+from apps.webhooks.catalog import EVENT_TYPES
 from apps.webhooks.delivery import deliver_due
-from apps.webhooks.events import EVENT_TYPES
 from apps.webhooks.models import WebhookDelivery
 from tests.conftest import Tenant
 from tests.webhooks.conftest import Receiver, hook_for

@@ -4,7 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from apps.webhooks.events import EVENT_TYPES
+from apps.webhooks.catalog import EVENT_TYPES
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 
