@@ -22,6 +22,7 @@ from memoryhub.env import (
     env_str,
     env_url,
 )
+from memoryhub.safe_http import parse_allowed_hosts, parse_resolver_address
 from memoryhub.secrets_store import new_kek, new_secret_key, parse_keyring, read_or_create
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -728,6 +729,28 @@ CELERY_TIMEZONE = "UTC"
 
 # A worker logs through the handler above (its filter), not handlers Celery puts on the root.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Webhooks: outbound calls to addresses namespace owners chose (memoryhub/safe_http.py) ----
+# Only https, and only public addresses after DNS resolution, unless listed here:
+# comma-separated host names or CIDR networks, each optionally with a port
+# (`hooks.internal:8443`, `10.0.0.0/8`, `[fd00::/8]:443`); a listed entry waives both rules.
+MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = env_list("MEMORYHUB_WEBHOOK_ALLOWED_HOSTS")
+# The DNS server to ask (`address:port`); unset, the system's resolver.
+MEMORYHUB_WEBHOOK_DNS_RESOLVER = env_str("MEMORYHUB_WEBHOOK_DNS_RESOLVER")
+# Checked here (safe_http parses them again at each call, so tests may override them).
+try:
+    parse_allowed_hosts(MEMORYHUB_WEBHOOK_ALLOWED_HOSTS)
+except ValueError as _error:
+    raise ImproperlyConfigured(f"MEMORYHUB_WEBHOOK_ALLOWED_HOSTS: {_error}") from None
+try:
+    if MEMORYHUB_WEBHOOK_DNS_RESOLVER:
+        parse_resolver_address(MEMORYHUB_WEBHOOK_DNS_RESOLVER)
+except ValueError as _error:
+    raise ImproperlyConfigured(f"MEMORYHUB_WEBHOOK_DNS_RESOLVER: {_error}") from None
+# Connecting, and each read of the answer, waits at most this long.
+MEMORYHUB_WEBHOOK_TIMEOUT_SECONDS = env_float(
+    "MEMORYHUB_WEBHOOK_TIMEOUT_SECONDS", 5.0, minimum=0.1, maximum=60.0
+)
 
 # --- Metrics (apps/monitoring) ----------------------------------------------------------------
 # `/metrics` (Prometheus' text format) answers 404 until this is set; then only a request

@@ -31,6 +31,7 @@ from memoryhub_client.errors import (
     UnexpectedResponse,
     Unprocessable,
     ValidationError,
+    WebhookVerificationFailed,
 )
 from memoryhub_client.inputs import (
     UNSET,
@@ -65,6 +66,7 @@ from memoryhub_client.results import (
 from memoryhub_client.retries import NO_RETRIES, RetryPolicy
 from memoryhub_client.sync_client import Memories, MemoryHub, Namespace, Subjects
 from memoryhub_client.version import VERSION as __version__
+from memoryhub_client.webhooks import verify_webhook
 
 __all__ = [
     "NO_RETRIES",
@@ -118,5 +120,7 @@ __all__ = [
     "UnexpectedResponse",
     "Unprocessable",
     "ValidationError",
+    "WebhookVerificationFailed",
     "__version__",
+    "verify_webhook",
 ]

@@ -117,6 +117,12 @@ class JobTimeout(MemoryHubError):
         self.job = job
 
 
+class WebhookVerificationFailed(MemoryHubError):
+    """A webhook request that is not MemoryHub's, or not as sent (`verify_webhook`); `code`
+    says why: `missing_headers`, `invalid_secret`, `invalid_timestamp`, `timestamp_too_old`,
+    `timestamp_too_new`, `no_matching_signature` or `invalid_payload`."""
+
+
 _BY_STATUS: dict[int, type[MemoryHubError]] = {
     400: ValidationError,
     401: AuthenticationFailed,
