@@ -382,6 +382,8 @@ def _audit_broken(verification: ChainVerification) -> None:
         details={
             "chain": verification.broken_chain,
             "broken_event_id": verification.broken_event_id,
+            "reason": verification.broken_reason,
+            "checked": verification.checked,
             "verification_id": verification.pk,
         },
     )

@@ -19,7 +19,9 @@ sent. Requests and tasks load their namespace when they start.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -49,28 +51,13 @@ BY_ACTION: dict[str, tuple[str, ...]] = {
     "audit.chain_broken": ("audit.verification_failed",),
 }
 
-# The details each event copies from its audit row (all content-free by the audit log's own
-# rule; free text such as reasons and actor names is left out).
-DETAIL_FIELDS: dict[str, tuple[str, ...]] = {
-    "memory.created": ("kind", "tokens", "count", "subjects"),
-    "memory.updated": ("fields", "version"),
-    "memory.superseded": ("successor", "with"),
-    "memory.ended": ("from_status",),
-    "memory.disputed": ("by_message",),
-    "memory.deleted": ("versions", "memories", "count", "recall_log_rows"),
-    "subject.erased": (
-        "subject_fingerprint",
-        "memories_deleted",
-        "versions_deleted",
-        "data_keys_destroyed",
-        "erased_at",
-        "receipt_hash",
-    ),
-    "subject.exported": ("memories", "versions"),
-    "review.resolved": ("from_status", "merged"),
-    "purge.completed": ("memories", "versions", "recall_log_rows"),
-    "retention.applied": ("counts",),
-    "audit.verification_failed": ("chain", "broken_event_id", "verification_id"),
+# A review decision's audit action -> the documented `resolution`.
+RESOLUTIONS = {
+    "memory.approve": "approved",
+    "memory.restore": "approved",
+    "memory.supersede_rollback": "edited",
+    "memory.end": "rejected",
+    "memory.merge": "merged",
 }
 
 
@@ -84,30 +71,205 @@ def event_types(event: AuditEvent) -> tuple[str, ...]:
     return types
 
 
-def event_data(event: AuditEvent, event_type: str) -> dict[str, Any]:
-    """The content-free `data` of one event."""
-    details: Mapping[str, Any] = event.details or {}
-    data: dict[str, Any] = {
-        "namespace": event.namespace_slug,
-        "occurred_at": event.created_at.isoformat(),
-        "audit_event_id": event.pk,
-        "actor_type": event.actor_type,
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _uuid(value: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
+def _memory_fields(event: AuditEvent) -> dict[str, Any]:
+    """What the memory's row says now (kind, status, version, validity): it is read in the
+    change's transaction, so after the change. Nothing when it is gone."""
+    from apps.memories.models import Memory
+
+    memory_id = _uuid(event.object_id)
+    row = (
+        Memory.objects.filter(namespace_id=event.namespace_id, pk=memory_id)
+        .values("kind", "status", "version", "valid_to", "superseded_by_id", "created_at")
+        .first()
+        if memory_id and event.namespace_id is not None
+        else None
+    )
+    if row is None:
+        return {}
+    return {
+        "kind": row["kind"],
+        "status": row["status"],
+        "version": row["version"],
+        "valid_to": _iso(row["valid_to"]),
+        "superseded_by": str(row["superseded_by_id"]) if row["superseded_by_id"] else None,
+        "created_at": _iso(row["created_at"]),
     }
+
+
+# Per event type: the documented fields (docs/webhooks.md), from the audit row (`details`,
+# its time `at`) and the memory's row (`row`).
+Builder = Callable[["AuditEvent", Mapping[str, Any], dict[str, Any], str], dict[str, Any]]
+
+
+def _created(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    if event.action == "memory.create_bulk":  # its audit row names no memory: the counts
+        return {
+            "bulk": True,
+            "count": details.get("count"),
+            "subjects": details.get("subjects"),
+            "created_at": at,
+        }
+    return {**_pick(row, "kind", "status", "version"), "created_at": row.get("created_at", at)}
+
+
+def _updated(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    return {
+        **_pick(row, "kind", "status", "version"),
+        "fields": details.get("fields", []),
+        "updated_at": at,
+    }
+
+
+def _superseded(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    successor = details.get("successor") or row.get("superseded_by")
+    return {**_pick(row, "kind"), "superseded_by": successor, "valid_to": row.get("valid_to") or at}
+
+
+def _ended(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    return {**_pick(row, "kind"), "valid_to": row.get("valid_to") or at}
+
+
+def _disputed(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    return {**_pick(row, "kind"), "disputed_by": None, "disputed_at": at}
+
+
+def _deleted(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    if event.action == "memory.bulk_delete":  # one event for the lot, with its counts
+        return {
+            "bulk": True,
+            "count": details.get("count", details.get("memories")),
+            "deleted_at": at,
+        }
+    return {"kind": details.get("kind"), "deleted_at": at}
+
+
+def _erased(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    names = ("subject_fingerprint", "memories_deleted", "versions_deleted", "receipt_hash")
+    return {**_pick(details, *names), "erased_at": details.get("erased_at", at)}
+
+
+def _exported(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    via = "portal" if event.actor_type == "subject" else "api"
+    return {"memories": details.get("memories"), "exported_at": at, "via": via}
+
+
+def _resolved(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "resolution": RESOLUTIONS[event.action],
+        "merged_into": None,
+        "resolved_at": at,
+    }
+    if event.action == "memory.merge":  # audited on the memory kept
+        data.update(memory_id=details.get("merged"), merged_into=event.object_id)
+    return data
+
+
+def _purged(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    from apps.pipeline.models import Job
+
+    job_id = _uuid(event.object_id)
+    started = (
+        Job.objects.filter(pk=job_id).values_list("created_at", flat=True).first()
+        if job_id
+        else None
+    )
+    return {
+        "job_id": event.object_id,
+        "memories_deleted": details.get("memories"),
+        "started_at": _iso(started),
+        "completed_at": at,
+    }
+
+
+def _retention(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    counts = details.get("counts", {})
+    return {
+        "job": event.action.removeprefix("lifecycle."),
+        "memories_archived": counts.get("archived", 0),
+        "memories_expired": counts.get("deleted", 0),
+        "subjects": counts.get("subjects", 0),
+        "applied_at": at,
+    }
+
+
+def _verification(
+    event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
+) -> dict[str, Any]:
+    return {
+        "verification_id": details.get("verification_id"),
+        "event_id": details.get("broken_event_id"),
+        "reason": details.get("reason", ""),
+        "checked": details.get("checked"),
+        "verified_at": at,
+    }
+
+
+def _pick(source: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    return {name: source.get(name) for name in names}
+
+
+BUILDERS: dict[str, Builder] = {
+    "memory.created": _created,
+    "memory.updated": _updated,
+    "memory.superseded": _superseded,
+    "memory.ended": _ended,
+    "memory.disputed": _disputed,
+    "memory.deleted": _deleted,
+    "subject.erased": _erased,
+    "subject.exported": _exported,
+    "review.resolved": _resolved,
+    "purge.completed": _purged,
+    "retention.applied": _retention,
+    "audit.verification_failed": _verification,
+}
+
+
+def event_data(event: AuditEvent, event_type: str, private: Mapping[str, Any]) -> dict[str, Any]:
+    """The content-free `data` of one event, with the fields docs/webhooks.md documents (and
+    `namespace`, `audit_event_id`, which it allows as additions)."""
+    details: Mapping[str, Any] = event.details or {}
+    data: dict[str, Any] = {"namespace": event.namespace_slug, "audit_event_id": event.pk}
     if event.object_type == "memory" and event.object_id:
         data["memory_id"] = event.object_id
-    if event.subject_id and event_type != "subject.erased":
-        data["subject_id"] = str(event.subject_id)
-    for name in DETAIL_FIELDS.get(event_type, ()):
-        if name in details:
-            data[name] = details[name]
-    if event.action == "memory.create_bulk":
-        data["bulk"] = True
-    if event_type == "review.resolved":
-        data["decision"] = event.action.removeprefix("memory.")
-    if event_type == "retention.applied":
-        data["job"] = event.action.removeprefix("lifecycle.")
-    if event_type == "purge.completed":
-        data["job_id"] = event.object_id
+    if event.namespace_id is not None:
+        data["subject_id"] = str(event.subject_id) if event.subject_id else None
+    row = _memory_fields(event) if event_type.startswith("memory.") else {}
+    data.update(BUILDERS[event_type](event, details, row, event.created_at.isoformat()))
+    if event_type == "subject.erased":
+        data["via"] = private.get("via", "")
     return data
 
 
@@ -125,6 +287,6 @@ def on_audit_event(event: AuditEvent, namespace: Any, private: Mapping[str, Any]
         services.event_record(
             audit_event=event,
             event_type=event_type,
-            data=event_data(event, event_type),
+            data=event_data(event, event_type, private),
             external_id=private.get("external_id") if event_type == "subject.erased" else None,
         )

@@ -33,6 +33,26 @@ from tests.webhooks.conftest import Receiver, hook_for
 
 pytestmark = pytest.mark.django_db
 ACTOR = Actor.system("tests")
+# The fields docs/webhooks.md documents for each type (content and subject aside).
+DOCUMENTED = {
+    "memory.created": {"memory_id", "subject_id", "kind", "status", "version", "created_at"},
+    "memory.updated": {"memory_id", "subject_id", "kind", "status", "version", "updated_at"},
+    "memory.superseded": {"memory_id", "superseded_by", "subject_id", "kind", "valid_to"},
+    "memory.ended": {"memory_id", "subject_id", "kind", "valid_to"},
+    "memory.disputed": {"memory_id", "disputed_by", "subject_id", "kind", "disputed_at"},
+    "memory.deleted": {"memory_id", "subject_id", "kind", "deleted_at"},
+    "subject.erased": {
+        "subject_id", "subject_fingerprint", "memories_deleted", "versions_deleted",
+        "erased_at", "receipt_hash", "via",
+    },
+    "subject.exported": {"subject_id", "memories", "exported_at", "via"},
+    "review.resolved": {"memory_id", "subject_id", "resolution", "merged_into", "resolved_at"},
+    "purge.completed": {"job_id", "memories_deleted", "started_at", "completed_at"},
+    "retention.applied": {"memories_archived", "memories_expired", "subjects", "applied_at"},
+    "audit.verification_failed": {
+        "verification_id", "event_id", "reason", "checked", "verified_at",
+    },
+}  # fmt: skip
 
 
 def remember(tenant: Tenant, text: str, subject: str = "u1", **fields: Any) -> Memory:
@@ -109,6 +129,18 @@ def test_every_event_type_is_delivered_signed_and_without_content(
     assert len(erased["data"]["subject_fingerprint"]) >= 32
     assert "subject" not in erased["data"]
     assert {p["data"]["namespace"] for p in payloads} == {"acme"}
+    for payload in payloads:
+        missing = DOCUMENTED[payload["type"]] - set(payload["data"])
+        assert not missing, (payload["type"], missing)
+    created = next(p["data"] for p in payloads if p["type"] == "memory.created")
+    assert (created["kind"], created["status"], created["version"]) == ("semantic", "active", 1)
+    assert erased["data"]["via"] == "api"
+    deleted = next(p["data"] for p in payloads if p["type"] == "memory.deleted")
+    assert deleted["kind"] == "semantic"
+    resolutions = {p["data"]["resolution"] for p in payloads if p["type"] == "review.resolved"}
+    assert resolutions == {"approved", "rejected"}
+    retention = next(p["data"] for p in payloads if p["type"] == "retention.applied")
+    assert retention["memories_expired"] >= 1
     assert all(set(p) == {"type", "timestamp", "data"} for p in payloads)
     ids = [a.headers["webhook-id"] for a in receiver.arrivals]
     assert len(ids) == len(set(ids)) == WebhookDelivery.objects.count()

@@ -196,7 +196,7 @@ def subject_erase(*, actor: Actor, subject: Subject, via: str) -> ErasureReceipt
         subject.delete()
         # The external id never enters the log; its listeners (webhooks to endpoints allowed
         # to receive it) may take it, in this transaction only.
-        with audit_listeners.private(external_id=external_id):
+        with audit_listeners.private(external_id=external_id, via=via):
             event = audit_record(
                 actor=actor,
                 action="subject.erase",
