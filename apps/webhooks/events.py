@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 BY_ACTION: dict[str, tuple[str, ...]] = {
     "memory.create": ("memory.created",),
     "memory.create_bulk": ("memory.created",),
+    "job.ingest.succeeded": ("memory.created",),  # one event per memory the job stored
+    "document.ingest": ("memory.created",),
     "memory.update": ("memory.updated",),
     "memory.supersede": ("memory.superseded",),
     "memory.end": ("memory.ended", "review.resolved"),
@@ -115,6 +117,13 @@ Builder = Callable[["AuditEvent", Mapping[str, Any], dict[str, Any], str], dict[
 def _created(
     event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
 ) -> dict[str, Any]:
+    if event.action == "document.ingest":  # a document's chunks: one event for the lot
+        return {
+            "bulk": True,
+            "count": details.get("chunks"),
+            "document_id": event.object_id,
+            "created_at": at,
+        }
     if event.action == "memory.create_bulk":  # its audit row names no memory: the counts
         return {
             "bulk": True,
@@ -257,6 +266,35 @@ BUILDERS: dict[str, Builder] = {
 }
 
 
+def _ingested(event: AuditEvent) -> list[dict[str, Any]]:
+    """The memories an ingest job stored (not those it only touched): a memory.created each."""
+    from apps.memories.models import Memory
+    from apps.pipeline.models import Job
+
+    job = Job.objects.filter(pk=_uuid(event.object_id)).values("result", "created_at").first()
+    if job is None or event.namespace_id is None:
+        return []
+    rows = Memory.objects.filter(
+        namespace_id=event.namespace_id,
+        pk__in=(job["result"] or {}).get("memories", []),
+        created_at__gte=job["created_at"],
+    ).values("id", "subject_id", "kind", "status", "version", "created_at")
+    return [
+        {
+            "namespace": event.namespace_slug,
+            "audit_event_id": event.pk,
+            "memory_id": str(row["id"]),
+            "subject_id": str(row["subject_id"]) if row["subject_id"] else None,
+            "kind": row["kind"],
+            "status": row["status"],
+            "version": row["version"],
+            "created_at": _iso(row["created_at"]),
+            "job_id": event.object_id,
+        }
+        for row in rows.order_by("created_at", "id")
+    ]
+
+
 def event_data(event: AuditEvent, event_type: str, private: Mapping[str, Any]) -> dict[str, Any]:
     """The content-free `data` of one event, with the fields docs/webhooks.md documents (and
     `namespace`, `audit_event_id`, which it allows as additions)."""
@@ -283,6 +321,10 @@ def on_audit_event(event: AuditEvent, namespace: Any, private: Mapping[str, Any]
         return  # the cheap path of every audited write in a namespace without endpoints
     from apps.webhooks import services
 
+    if event.action == "job.ingest.succeeded":
+        for data in _ingested(event):
+            services.event_record(audit_event=event, event_type="memory.created", data=data)
+        return
     for event_type in types:
         services.event_record(
             audit_event=event,

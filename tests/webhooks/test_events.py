@@ -190,3 +190,27 @@ def test_an_erasure_in_the_portal_reaches_the_receiver(acme: Tenant, receiver: R
     assert payload["type"] == "subject.erased"
     assert payload["data"]["memories_deleted"] == 1
     assert "u1" not in receiver.arrivals[0].body.decode().replace('"u1', "")
+
+
+def test_each_memory_the_write_pipeline_stores_is_a_memory_created(
+    acme: Tenant, receiver: Receiver, django_capture_on_commit_callbacks: Any
+) -> None:
+    from apps.pipeline.ingestion import IncomingMessage, messages_ingest
+
+    hook = hook_for(acme, receiver.url, ["memory.created"])
+    with django_capture_on_commit_callbacks(execute=True):
+        messages_ingest(
+            actor=ACTOR,
+            namespace=acme.namespace,
+            subject_external_id="u1",
+            session_external_id="s1",
+            messages=[IncomingMessage("user", "I live in Hangzhou and I love green tea.")],
+        )
+    stored = set(Memory.objects.filter(namespace=acme.namespace).values_list("pk", flat=True))
+    assert stored
+    while deliver_due():
+        pass
+    payloads = receiver.verified(hook.secret)
+    assert sorted(p["data"]["memory_id"] for p in payloads) == sorted(str(pk) for pk in stored)
+    assert all(p["data"]["job_id"] and p["data"]["kind"] for p in payloads)
+    assert "Hangzhou" not in b"".join(a.body for a in receiver.arrivals).decode()
