@@ -6,11 +6,13 @@ for refused or failed actions, and for namespaces without endpoints (the count t
 row carries, read from the object the writer already holds: no query). Otherwise it writes
 the outbox rows in that transaction (services.event_record).
 
-Data is content-free: ids, kinds, times and counts, copied from the audit row's fields and
-a per-type list of its details (never free text such as a purge's reason). Bulk actions
-give one event with their counts: `memory.create_bulk` a `memory.created` with `count` and
-`bulk: true` (its audit row names no memory), `memory.bulk_delete` a `memory.deleted` with
-its counts.
+Data is content-free: ids, kinds, statuses, versions, times and counts, from the audit row
+and the memory's row (read in the change's transaction, and only when an endpoint listens
+to the event), as docs/webhooks.md documents each type; never free text such as a purge's
+reason. Bulk actions give one event with their counts: `memory.create_bulk` and
+`document.ingest` a `memory.created` with `bulk: true` and `count` (their audit rows name no
+memory), `memory.bulk_delete` a `memory.deleted`. An ingest job's memories give one
+`memory.created` each (the job's result names them).
 
 A namespace object that was loaded before an endpoint was added (a sweep's loop over
 namespaces) still says it has none: the changes it makes before it is loaded again are not
@@ -22,6 +24,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -271,7 +274,8 @@ def _ingested(event: AuditEvent) -> list[dict[str, Any]]:
     from apps.memories.models import Memory
     from apps.pipeline.models import Job
 
-    job = Job.objects.filter(pk=_uuid(event.object_id)).values("result", "created_at").first()
+    job_id = _uuid(event.object_id)
+    job = Job.objects.filter(pk=job_id).values("result", "created_at").first() if job_id else None
     if job is None or event.namespace_id is None:
         return []
     rows = Memory.objects.filter(
@@ -329,6 +333,6 @@ def on_audit_event(event: AuditEvent, namespace: Any, private: Mapping[str, Any]
         services.event_record(
             audit_event=event,
             event_type=event_type,
-            data=event_data(event, event_type, private),
+            data=partial(event_data, event, event_type, private),
             external_id=private.get("external_id") if event_type == "subject.erased" else None,
         )

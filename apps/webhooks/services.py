@@ -4,6 +4,7 @@ in its transaction (content-free: ids, URLs' hosts are not secrets, counts)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -219,12 +220,13 @@ def event_record(
     *,
     audit_event: AuditEvent,
     event_type: str,
-    data: dict[str, Any],
+    data: dict[str, Any] | Callable[[], dict[str, Any]],
     external_id: str | None = None,
 ) -> list[WebhookDelivery]:
     """The outbox rows of one event, in the caller's transaction (the audited change's): the
     event and a delivery to each endpoint of its namespace subscribed to its type, sent
-    after the commit. Nothing is written when no endpoint subscribes. `external_id`
+    after the commit. Nothing is written (and `data`, when it is a function, is not built)
+    when no endpoint subscribes. `external_id`
     (subject.erased) is sealed into the deliveries to include_content endpoints only."""
     from apps.webhooks.dispatch import deliveries_send_after_commit
 
@@ -235,6 +237,8 @@ def event_record(
         )
         if not endpoints:
             continue
+        if callable(data):  # built only for an event someone listens to
+            data = data()
         if audit_event.namespace_id is None:  # a global event, told to each namespace
             slug = Namespace.objects.filter(pk=namespace_id).values_list("slug", flat=True)
             data = {**data, "namespace": slug.first() or ""}
