@@ -188,3 +188,26 @@ def test_two_claims_never_send_one_delivery_at_once(acme: Tenant, receiver: Rece
     # A claim that expired (its worker died) is taken over.
     WebhookDelivery.objects.update(claimed_until=timezone.now() - timedelta(seconds=1))
     assert delivery_attempt(delivery_id=str(delivery.pk)).delivered
+
+
+def test_every_failed_delivery_since_a_time_is_sent_again(
+    acme: Tenant, receiver: Receiver, settings: Any
+) -> None:
+    settings.MEMORYHUB_WEBHOOK_RETRY_SCHEDULE = []
+    hook = hook_for(acme, receiver.url, ["memory.created"])
+    receiver.status = 500
+    remember(acme, "one")
+    remember(acme, "two")
+    assert deliver_due() == 2
+    assert WebhookDelivery.objects.filter(status=DeliveryStatus.FAILED).count() == 2
+    receiver.status = 200
+    count = services.deliveries_redeliver_failed(
+        actor=Actor.system("tests"),
+        endpoint=hook.endpoint,
+        since=timezone.now() - timedelta(hours=1),
+    )
+    assert count == 2
+    assert deliver_due() == 2
+    assert WebhookDelivery.objects.filter(status=DeliveryStatus.DELIVERED).count() == 2
+    event = AuditEvent.objects.filter(action="webhook.redeliver").get()
+    assert event.details["count"] == 2
