@@ -560,6 +560,9 @@ MEMORYHUB_WEBHOOK_CLAIM_SECONDS = env_int(
 # Without a broker a thread of the web process sends the deliveries (and their retries); off
 # only where something else calls apps.webhooks.delivery.deliver_due (tests).
 MEMORYHUB_WEBHOOK_DISPATCHER = env_bool("MEMORYHUB_WEBHOOK_DISPATCHER", True)
+# Settled deliveries (delivered or failed), their attempts and events are kept this many days
+# for the delivery log, then the sweep deletes them.
+MEMORYHUB_WEBHOOK_LOG_DAYS = env_int("MEMORYHUB_WEBHOOK_LOG_DAYS", 30, minimum=1, maximum=3650)
 # Beat's sweep sends the deliveries that are due, or whose claim expired, this often.
 MEMORYHUB_WEBHOOK_SWEEP_INTERVAL_SECONDS = env_int(
     "MEMORYHUB_WEBHOOK_SWEEP_INTERVAL_SECONDS", 30, minimum=1, maximum=3600

@@ -27,7 +27,7 @@ from apps.memories.models import Memory
 from apps.memories.row_encryption import KeyCache, open_field, open_memory
 from apps.webhooks import signing
 from apps.webhooks.catalog import MEMORY_EVENTS
-from apps.webhooks.models import DeliveryStatus, WebhookAttempt, WebhookDelivery
+from apps.webhooks.models import DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookEvent
 from apps.webhooks.selectors import endpoint_secrets
 from memoryhub import safe_http
 
@@ -238,3 +238,16 @@ def deliver_due(*, limit: int = 500) -> int:
     """Attempt every delivery due now, in this process (the broker-less dispatcher, tests).
     Returns how many attempts were made."""
     return sum(delivery_attempt(delivery_id=d).sent for d in deliveries_due(limit=limit))
+
+
+def deliveries_forget_settled(*, older_than_days: int) -> int:
+    """Delete the deliveries settled (delivered or failed) more than `older_than_days` ago,
+    with their attempts, and the events left with no delivery. Returns how many deliveries.
+    Pending ones are never deleted."""
+    cutoff = timezone.now() - timedelta(days=older_than_days)
+    settled = WebhookDelivery.objects.filter(
+        status__in=[DeliveryStatus.DELIVERED, DeliveryStatus.FAILED], updated_at__lt=cutoff
+    )
+    counts = settled.delete()[1]
+    WebhookEvent.objects.filter(created_at__lt=cutoff, deliveries__isnull=True).delete()
+    return int(counts.get(WebhookDelivery._meta.label, 0))

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
 
-from apps.webhooks.delivery import deliveries_due, delivery_attempt
+from apps.webhooks.delivery import deliveries_due, deliveries_forget_settled, delivery_attempt
 
 if TYPE_CHECKING:
     from celery import Task
@@ -44,7 +45,9 @@ def deliver(self: Task[[str], None], delivery_id: str) -> None:
 @shared_task(name="webhooks.sweep")
 def sweep() -> int:
     """Queue every delivery due now (on beat, every MEMORYHUB_WEBHOOK_SWEEP_INTERVAL_SECONDS):
-    retries, sends the broker lost, and deliveries a killed worker left claimed."""
+    retries, sends the broker lost, and deliveries a killed worker left claimed. Settled
+    deliveries older than MEMORYHUB_WEBHOOK_LOG_DAYS are forgotten."""
+    deliveries_forget_settled(older_than_days=settings.MEMORYHUB_WEBHOOK_LOG_DAYS)
     due = deliveries_due()
     for delivery_id in due:
         deliver.delay(delivery_id)

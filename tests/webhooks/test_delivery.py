@@ -211,3 +211,27 @@ def test_every_failed_delivery_since_a_time_is_sent_again(
     assert WebhookDelivery.objects.filter(status=DeliveryStatus.DELIVERED).count() == 2
     event = AuditEvent.objects.filter(action="webhook.redeliver").get()
     assert event.details["count"] == 2
+
+
+def test_the_sweep_sends_what_is_due_and_forgets_old_settled_deliveries(
+    acme: Tenant, receiver: Receiver, settings: Any
+) -> None:
+    from apps.webhooks.tasks import sweep
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # the sweep's tasks run here
+    settings.MEMORYHUB_WEBHOOK_LOG_DAYS = 30
+    hook_for(acme, receiver.url, ["memory.created"])
+    remember(acme, "old")
+    remember(acme, "new")
+    assert sweep() == 2
+    assert len(receiver.arrivals) == 2
+    old = WebhookDelivery.objects.order_by("created_at").first()
+    WebhookDelivery.objects.filter(pk=old.pk).update(updated_at=timezone.now() - timedelta(days=31))
+    WebhookEvent.objects.filter(pk=old.event_id).update(
+        created_at=timezone.now() - timedelta(days=31)
+    )
+    assert sweep() == 0
+    assert not WebhookDelivery.objects.filter(pk=old.pk).exists()
+    assert WebhookDelivery.objects.count() == 1
+    assert WebhookEvent.objects.count() == 1
+    assert WebhookAttempt.objects.count() == 1
