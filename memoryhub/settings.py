@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "apps.privacy",
     "apps.evaluation",
     "apps.governance",
+    "apps.webhooks",
     "apps.dashboard",
     "apps.mcp_server",
     "apps.demo",
@@ -532,6 +533,41 @@ MEMORYHUB_PORTAL_IDLE_MINUTES = env_int(
 MEMORYHUB_PORTAL_SESSION_RATE = env_str("MEMORYHUB_PORTAL_SESSION_RATE", "120/m")
 MEMORYHUB_PORTAL_ADDRESS_RATE = env_str("MEMORYHUB_PORTAL_ADDRESS_RATE", "300/m")
 
+# --- Webhooks (apps/webhooks) -------------------------------------------------------------------
+# A failed delivery is tried again after each of these delays (seconds; each stretched by up to
+# a tenth at random, so failed receivers are not all retried at once), then marked failed.
+# By default about three days in all.
+_WEBHOOK_RETRY_DEFAULT = "5,300,1800,7200,18000,36000,50400,72000,86400"
+try:
+    MEMORYHUB_WEBHOOK_RETRY_SCHEDULE = [
+        float(item) for item in env_list("MEMORYHUB_WEBHOOK_RETRY_SCHEDULE")
+    ] or [float(item) for item in _WEBHOOK_RETRY_DEFAULT.split(",")]
+except ValueError:
+    raise ImproperlyConfigured(
+        "MEMORYHUB_WEBHOOK_RETRY_SCHEDULE: comma-separated seconds, e.g. 5,300,1800."
+    ) from None
+if any(delay < 0 or delay > 7 * 86_400 for delay in MEMORYHUB_WEBHOOK_RETRY_SCHEDULE):
+    raise ImproperlyConfigured("MEMORYHUB_WEBHOOK_RETRY_SCHEDULE: each delay within 0..604800.")
+# After a secret's rotation the old one signs too (a second signature) for this long.
+MEMORYHUB_WEBHOOK_SECRET_OVERLAP = env_int(
+    "MEMORYHUB_WEBHOOK_SECRET_OVERLAP", 86_400, minimum=0, maximum=30 * 86_400
+)
+# A delivery is claimed for this long before an attempt: a worker killed mid-attempt leaves
+# it due again once the claim expires. Keep it above the request timeout.
+MEMORYHUB_WEBHOOK_CLAIM_SECONDS = env_int(
+    "MEMORYHUB_WEBHOOK_CLAIM_SECONDS", 60, minimum=1, maximum=3600
+)
+# Without a broker a thread of the web process sends the deliveries (and their retries); off
+# only where something else calls apps.webhooks.delivery.deliver_due (tests).
+MEMORYHUB_WEBHOOK_DISPATCHER = env_bool("MEMORYHUB_WEBHOOK_DISPATCHER", True)
+# Settled deliveries (delivered or failed), their attempts and events are kept this many days
+# for the delivery log, then the sweep deletes them.
+MEMORYHUB_WEBHOOK_LOG_DAYS = env_int("MEMORYHUB_WEBHOOK_LOG_DAYS", 30, minimum=1, maximum=3650)
+# Beat's sweep sends the deliveries that are due, or whose claim expired, this often.
+MEMORYHUB_WEBHOOK_SWEEP_INTERVAL_SECONDS = env_int(
+    "MEMORYHUB_WEBHOOK_SWEEP_INTERVAL_SECONDS", 30, minimum=1, maximum=3600
+)
+
 # A dashboard purge deletes this many memories per transaction (its progress commits with
 # each batch: a killed worker resumes from the last one).
 MEMORYHUB_PURGE_BATCH = env_int("MEMORYHUB_PURGE_BATCH", 500, minimum=1, maximum=10_000)
@@ -669,6 +705,11 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-stale-jobs": {
         "task": "pipeline.requeue_stale_jobs",
         "schedule": float(MEMORYHUB_REQUEUE_INTERVAL_SECONDS),
+    },
+    # Webhook deliveries due for a retry, or left claimed by a worker that died.
+    "webhook-sweep": {
+        "task": "webhooks.sweep",
+        "schedule": float(MEMORYHUB_WEBHOOK_SWEEP_INTERVAL_SECONDS),
     },
     "subject-indexes": {"task": "recall.subject_indexes", "schedule": 600.0},
     # Logged recall queries (kept encrypted for eval cases) are forgotten after their days.

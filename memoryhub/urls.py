@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/v1/", include("apps.accounts.api.urls")),
     path("api/v1/", include("apps.context.api.urls")),
     path("api/v1/", include("apps.privacy.api.urls")),
+    path("api/v1/", include("apps.webhooks.api.urls")),
     path("", include("apps.mcp_server.urls")),
     path("django-admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),

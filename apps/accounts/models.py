@@ -13,6 +13,7 @@ class Permission(models.TextChoices):
     CONTEXT = "context", _("Recall and assemble context")
     SUBJECTS_ADMIN = "subjects:admin", _("Export and erase subjects, read the audit log")
     SUBJECTS_PORTAL = "subjects:portal", _("Open the privacy portal for a subject")
+    WEBHOOKS_ADMIN = "webhooks:admin", _("Manage the namespace's webhook endpoints")
 
 
 # A permission another one includes: administering subjects includes sending them to the portal.

@@ -12,7 +12,7 @@ from typing import Any
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
-from apps.audit import chain
+from apps.audit import chain, listeners
 from apps.audit.actors import Actor
 from apps.audit.models import (
     AuditEvent,
@@ -75,7 +75,8 @@ def audit_record(
     the caller's transaction.
 
     Invariant: `details` is content-free (ids, field names, counts, hashes). Callers never
-    pass memory text, keys or embeddings. Outside a transaction it opens its own.
+    pass memory text, keys or embeddings. Outside a transaction it opens its own. The
+    registered listeners (apps/audit/listeners.py) hear of the event in that transaction.
 
     Two statements: the first locks the chain's head (serialising appends to that chain
     until commit) and returns the next id with the previous hash; the second inserts the
@@ -118,8 +119,11 @@ def audit_record(
             for column in COLUMNS
         ]
         cursor.execute(_APPEND, [*values, key, event_id, event.hash, key])
-    event._state.adding = False
-    event._state.db = connection.alias
+        event._state.adding = False
+        event._state.db = connection.alias
+        # In the same transaction: what the listeners write (the webhooks' outbox) commits
+        # with the change.
+        listeners.notify(event, namespace)
     return event
 
 
@@ -361,7 +365,28 @@ def _walk(verification: ChainVerification) -> ChainVerification:
         verification.broken_reason = broken.reason[:200]
         verification.broken_chain = broken.chain
     _save_progress(verification, through, final=True)
+    if broken is not None:
+        _audit_broken(verification)
     return verification
+
+
+def _audit_broken(verification: ChainVerification) -> None:
+    """A walk that found a broken link says so in the global chain (the broken chain is a
+    namespace's id, or 0), so that its listeners (webhooks) hear of it."""
+    audit_record(
+        actor=Actor.system(verification.requested_by or "audit"),
+        action="audit.chain_broken",
+        object_type="chain_verification",
+        object_id=str(verification.pk),
+        outcome=Outcome.FAILED,
+        details={
+            "chain": verification.broken_chain,
+            "broken_event_id": verification.broken_event_id,
+            "reason": verification.broken_reason,
+            "checked": verification.checked,
+            "verification_id": verification.pk,
+        },
+    )
 
 
 def _save_progress(verification: ChainVerification, through: _Anchor, final: bool = False) -> None:

@@ -35,6 +35,7 @@ from apps.namespaces.models import Namespace
 from apps.namespaces.services import namespace_delete
 from apps.pipeline.models import Message
 from apps.pipeline.summaries import session_summaries_forget
+from apps.webhooks.services import deliveries_drop_erased
 from memoryhub import erasure_ledger, maintenance
 from memoryhub.row_security import ROLE_SQL
 
@@ -271,6 +272,7 @@ def _record_restore(actor: Actor, directory: Path, restored: Restore, without: b
             "without_ledger": without,
             "erasures_checked": replay.checked if replay else 0,
             "erasures_replayed": replay.replayed if replay else 0,
+            "webhook_deliveries_dropped": replay.webhook_deliveries_dropped if replay else 0,
         },
     )
 
@@ -279,6 +281,7 @@ def _record_restore(actor: Actor, directory: Path, restored: Restore, without: b
 class Replay:
     checked: int = 0
     replayed: int = 0
+    webhook_deliveries_dropped: int = 0
 
 
 def erasures_reapply(
@@ -286,7 +289,11 @@ def erasures_reapply(
 ) -> Replay:
     """Apply again every ledger entry after `after` (all of them without it), and those
     within the overlap before it: the data keys destroyed, the rows deleted, a receipt
-    written. Idempotent: an entry whose rows are gone is counted as checked only."""
+    written. Idempotent: an entry whose rows are gone is counted as checked only.
+
+    Each erasure applied again emits `subject.erased` to the namespace's webhooks anew
+    (receivers are idempotent), and the restored outbox's undelivered events about that
+    subject are dropped (apps/webhooks: deliveries_drop_erased)."""
     entries = erasure_ledger.since(
         after or erasure_ledger.Head(),
         overlap_seconds=settings.MEMORYHUB_ERASURE_LEDGER_OVERLAP,
@@ -294,8 +301,13 @@ def erasures_reapply(
     replay = Replay(checked=len(entries))
     fingerprints: dict[int, dict[str, Subject]] = {}
     for number, entry in enumerate(entries, start=1):
-        if _apply(actor, entry, fingerprints):
+        erased: list[Subject] = []
+        if _apply(actor, entry, fingerprints, erased):
             replay.replayed += 1
+        for subject in erased:
+            replay.webhook_deliveries_dropped += deliveries_drop_erased(
+                namespace_id=subject.namespace_id, subject_ids=[subject.pk]
+            )
         if number % 100 == 0:
             progress(f"  {number} of {len(entries)} ledger entries checked")
     progress(f"  {replay.replayed} erasure(s) applied again, of {replay.checked} checked")
@@ -303,9 +315,13 @@ def erasures_reapply(
 
 
 def _apply(
-    actor: Actor, entry: erasure_ledger.Entry, fingerprints: dict[int, dict[str, Subject]]
+    actor: Actor,
+    entry: erasure_ledger.Entry,
+    fingerprints: dict[int, dict[str, Subject]],
+    erased: list[Subject],
 ) -> bool:
-    """Apply one entry again; whether it found anything to erase."""
+    """Apply one entry again; whether it found anything to erase (the subjects it erased
+    are added to `erased`)."""
     namespace = Namespace.objects.filter(pk=entry.namespace_id).first()
     if namespace is None:
         return False
@@ -319,6 +335,7 @@ def _apply(
         if subject is None:
             return False
         subject_erase(actor=actor, subject=subject, via="restore")
+        erased.append(subject)
         return True
     if entry.scope == "turns":
         return _forget_turns(namespace, [uuid.UUID(i) for i in entry.turn_ids])

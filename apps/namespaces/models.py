@@ -87,6 +87,10 @@ class Namespace(models.Model):
         blank=True,
         help_text="What turns conversations into facts (none: the server's default).",
     )
+    # How many webhook endpoints the namespace has (apps/webhooks keeps it, in the transaction
+    # that adds or removes one): every audited write reads it from the namespace it already
+    # holds, so a namespace without endpoints pays no query for its events.
+    webhook_endpoints = models.PositiveIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

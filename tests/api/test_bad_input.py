@@ -390,7 +390,7 @@ def test_delete_writes_one_memory_delete_audit_event(
     assert [(e.action, e.outcome, e.object_id) for e in events] == [
         ("memory.delete", "success", existing["id"])
     ]
-    assert events[0].details == {"versions": 2}
+    assert events[0].details == {"versions": 2, "kind": "semantic"}
     assert events[0].namespace_slug == "acme"
 
 

@@ -37,11 +37,13 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from apps.accounts.models import ApiKey
 from apps.audit.actors import Actor
 from apps.memories.models import Memory
 from apps.memories.services import NewMemory, memory_create, memory_update
 from apps.recall.services import NewRecallLog, recall_log_create
-from tests.conftest import Tenant
+from apps.webhooks.services import NewEndpoint, endpoint_create, endpoint_send_test
+from tests.conftest import ALL_PERMISSIONS, Tenant
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -82,7 +84,11 @@ FRESH_SUBJECT_ONE = "__fresh__subject-1"
 FRESH_SUBJECT_MANY = "__fresh__subject-3"
 FRESH_MEMORIES = [FRESH_SHARED_MEMORY, FRESH_SUBJECT_MEMORY, FRESH_EDITED_MEMORY]
 FRESH_SUBJECTS = [FRESH_SUBJECT_ONE, FRESH_SUBJECT_MANY]
-FRESH = {*FRESH_MEMORIES, *FRESH_SUBJECTS}
+FRESH_ENDPOINT = "__fresh__webhook"
+FRESH = {*FRESH_MEMORIES, *FRESH_SUBJECTS, FRESH_ENDPOINT}
+# Webhook endpoints the fuzzer creates point here (nothing listens: nothing is sent anyway,
+# the dispatcher is off), a host MEMORYHUB_WEBHOOK_ALLOWED_HOSTS lists for these tests.
+HOOK_URL = "http://127.0.0.1:9/hooks"
 
 SUBJECTS = ["user-1", "user-2", "user-3"]
 SEED_OWNERS = [None, "user-1", "user-2", None, "user-3", "user-1"]  # None: a shared memory
@@ -100,6 +106,8 @@ class Seeded:
     memory_ids: list[str]
     subjects: list[str]
     recall_id: str = ""  # a recall that served every seeded memory (for feedback)
+    endpoint_id: str = ""  # a webhook endpoint, with a delivery of a test event
+    delivery_id: str = ""
     fresh_memory_ids: list[str] = field(default_factory=list)
 
 
@@ -149,7 +157,30 @@ def _seed(tenant: Tenant) -> Seeded:
         namespace=tenant.namespace,
         entry=NewRecallLog(subject=None, memory_ids=[uuid.UUID(i) for i in ids], purpose="recall"),
     )
-    return Seeded(tenant=tenant, memory_ids=ids, subjects=list(SUBJECTS), recall_id=str(recall.pk))
+    # The tenant's key administers webhooks too; an endpoint with a delivery.
+    ApiKey.objects.filter(prefix=tenant.raw_key.split("_")[1]).update(
+        permissions=[*ALL_PERMISSIONS, "webhooks:admin"]
+    )
+    endpoint = _webhook_endpoint(tenant)
+    delivery = endpoint_send_test(actor=SEED_ACTOR, endpoint=endpoint)
+    return Seeded(
+        tenant=tenant,
+        memory_ids=ids,
+        subjects=list(SUBJECTS),
+        recall_id=str(recall.pk),
+        endpoint_id=str(endpoint.pk),
+        delivery_id=str(delivery.pk),
+    )
+
+
+def _webhook_endpoint(tenant: Tenant) -> Any:
+    return endpoint_create(
+        actor=SEED_ACTOR,
+        namespace=tenant.namespace,
+        item=NewEndpoint(url=HOOK_URL, events=["memory.created"]),
+        created_by="fuzz-seed",
+        creator_reads_memories=True,
+    ).endpoint
 
 
 @pytest.fixture
@@ -158,6 +189,8 @@ def fuzz_app(settings: Any) -> Iterator[Any]:
     (the fuzzer sends more than a key's per-minute budget; 429 is documented anyway)."""
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "localhost"]
     settings.MEMORYHUB_API_RATE = "1000000/min"
+    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.MEMORYHUB_WEBHOOK_DISPATCHER = False
     cache.clear()
     from memoryhub.wsgi import application
 
@@ -213,6 +246,12 @@ def _path_choices(operation: Any, seeded: Seeded) -> tuple[dict[str, str], list[
         existing += [{**base, "external_id": subject} for subject in subjects]
     if "{recall_id}" in operation.path:
         existing.append({**base, "recall_id": seeded.recall_id})
+    if "{endpoint_id}" in operation.path:
+        endpoint = FRESH_ENDPOINT if destructive else seeded.endpoint_id
+        hook = {**base, "endpoint_id": endpoint}
+        if "{delivery_id}" in operation.path:
+            hook["delivery_id"] = seeded.delivery_id
+        existing.append(hook)
     return base, existing
 
 
@@ -225,9 +264,19 @@ def _served_memory(case: Any, seeded: Seeded) -> None:
         body["memory_id"] = seeded.memory_ids[0]
 
 
+def _webhook_url(case: Any) -> None:
+    """A webhook endpoint's URL is one that may be called (a made-up string never is)."""
+    if isinstance(case.body, dict) and "url" in case.body and case.path.endswith("/webhooks"):
+        case.body["url"] = HOOK_URL
+
+
 def _fresh_resources(case: Any, seeded: Seeded) -> None:
-    """Replace a FRESH placeholder with a memory or subject created for this request."""
+    """Replace a FRESH placeholder with a memory, subject or webhook endpoint created for this
+    request."""
     params = case.path_parameters or {}
+    if params.get("endpoint_id") == FRESH_ENDPOINT:
+        case.path_parameters["endpoint_id"] = str(_webhook_endpoint(seeded.tenant).pk)
+        return
     memory_kind, subject_kind = params.get("memory_id"), params.get("external_id")
     if memory_kind not in FRESH_MEMORIES and subject_kind not in FRESH_SUBJECTS:
         return
@@ -306,6 +355,7 @@ def _fuzz_mode(
         _fresh_resources(case, seeded)
         if mode is POSITIVE:
             _served_memory(case, seeded)
+            _webhook_url(case)
         response = case.call()
         outcome.record_status(label, response.status_code)
         try:

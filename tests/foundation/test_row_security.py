@@ -15,6 +15,8 @@ from apps.memories import selectors
 from apps.memories.models import Memory, Subject
 from apps.namespaces.services import namespace_update
 from apps.privacy.services import erasure_request
+from apps.webhooks.delivery import deliver_due
+from apps.webhooks.services import NewEndpoint, endpoint_create
 from memoryhub.row_security import TENANT_ROLE, namespace_wall, owner_statement
 from tests.conftest import Tenant
 
@@ -51,6 +53,10 @@ WALLED = {
         "SELECT count(*) FROM privacy_erasurereceiptcode WHERE namespace_id = %s"
     ),
     **{
+        f"webhooks_{table}": f"SELECT count(*) FROM webhooks_{table} WHERE namespace_id = %s"  # noqa: S608
+        for table in ("webhookendpoint", "webhookevent", "webhookdelivery", "webhookattempt")
+    },
+    **{
         f"evaluation_{table}": f"SELECT count(*) FROM evaluation_{table} WHERE namespace_id = %s"  # noqa: S608
         for table in ("evalset", "evalcase", "variant", "evalrun", "caseresult")
     },
@@ -66,6 +72,14 @@ def scalar(sql: str, params: list | None = None) -> int:
 def populate(tenant: Tenant, capture) -> None:
     """Rows in every walled table but the summaries (which need a long session)."""
     client = tenant.client
+    # A webhook endpoint (nothing listens on the discard port: each delivery's attempt fails).
+    endpoint_create(
+        actor=Actor.system("t"),
+        namespace=tenant.namespace,
+        item=NewEndpoint(url="http://127.0.0.1:9/hooks", events=["memory.created"]),
+        created_by="t",
+        creator_reads_memories=False,
+    )
     created = client.post(
         tenant.url("memories"), {"subject": "u1", "content": "Likes tea"}, format="json"
     )
@@ -111,10 +125,15 @@ def populate(tenant: Tenant, capture) -> None:
     variant = variant_save(actor=Actor.system("t"), namespace=tenant.namespace, name="v", config={})
     with capture(execute=True):
         run_start(actor=Actor.system("t"), eval_set=eval_set, variant=variant)
+    deliver_due()
 
 
 @pytest.fixture
-def two_tenants(acme: Tenant, globex: Tenant, django_capture_on_commit_callbacks):
+def two_tenants(acme: Tenant, globex: Tenant, django_capture_on_commit_callbacks, settings):
+    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.MEMORYHUB_WEBHOOK_DNS_RESOLVER = None
+    settings.MEMORYHUB_WEBHOOK_TIMEOUT_SECONDS = 2.0
+    settings.MEMORYHUB_WEBHOOK_DISPATCHER = False
     populate(acme, django_capture_on_commit_callbacks)
     populate(globex, django_capture_on_commit_callbacks)
     return acme, globex

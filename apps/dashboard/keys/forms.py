@@ -29,6 +29,7 @@ PERMISSION_LABELS: dict[str, StrPromise] = {
     Permission.CONTEXT: _("Recall and assemble context"),
     Permission.SUBJECTS_ADMIN: _("Administer subjects"),
     Permission.SUBJECTS_PORTAL: _("Open the privacy portal"),
+    Permission.WEBHOOKS_ADMIN: _("Manage webhooks"),
 }
 # Under each checkbox: what it lets an app do, in any namespace of the key.
 PERMISSION_HELP: dict[str, StrPromise] = {
@@ -50,6 +51,10 @@ PERMISSION_HELP: dict[str, StrPromise] = {
         "correct, export, erase or pause what is remembered about them. Whoever opens the "
         "link can do all of that: give it only to the person. Administering subjects "
         "includes it."
+    ),
+    Permission.WEBHOOKS_ADMIN: _(
+        "Add, list and remove the endpoints that receive signed events, rotate their secrets, "
+        "send test events and redeliver events."
     ),
 }
 # "What can this key do", per namespace: %(namespace)s is the namespace's name and slug.
@@ -74,6 +79,9 @@ PERMISSION_IN_NAMESPACE: dict[str, StrPromise] = {
     Permission.SUBJECTS_PORTAL: _(
         "Send the people %(namespace)s remembers to its privacy portal, by a link that works "
         "once, for a few minutes."
+    ),
+    Permission.WEBHOOKS_ADMIN: _(
+        "Manage the webhook endpoints of %(namespace)s: where its signed events are sent."
     ),
 }
 # The API calls each permission opens ({slug}: the namespace's).
@@ -104,6 +112,15 @@ PERMISSION_ENDPOINTS: dict[str, list[str]] = {
     ],
     Permission.SUBJECTS_PORTAL: [
         "POST /api/v1/namespaces/{slug}/subjects/<external_id>/portal-sessions",
+    ],
+    Permission.WEBHOOKS_ADMIN: [
+        "GET /api/v1/namespaces/{slug}/webhooks",
+        "POST /api/v1/namespaces/{slug}/webhooks",
+        "DELETE /api/v1/namespaces/{slug}/webhooks/<id>",
+        "POST /api/v1/namespaces/{slug}/webhooks/<id>/rotate-secret",
+        "POST /api/v1/namespaces/{slug}/webhooks/<id>/test",
+        "GET /api/v1/namespaces/{slug}/webhooks/<id>/deliveries",
+        "POST /api/v1/namespaces/{slug}/webhooks/<id>/deliveries/<delivery_id>/redeliver",
     ],
 }
 STATE_LABELS: dict[str, StrPromise] = {

@@ -521,7 +521,10 @@ def memory_delete(*, actor: Actor, memory: Memory) -> None:
         refresh_neighbour_context([memory])
         metrics.count_purged_memories(via="single", memories=1)
         memory_audit(
-            actor=actor, action="memory.delete", memory=memory, details={"versions": versions}
+            actor=actor,
+            action="memory.delete",
+            memory=memory,
+            details={"versions": versions, "kind": memory.kind},
         )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from apps.audit import listeners as audit_listeners
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.memories.models import (
@@ -191,16 +192,20 @@ def subject_erase(*, actor: Actor, subject: Subject, via: str) -> ErasureReceipt
         MemoryVersion.objects.filter(memory__subject=subject).delete()
         memories.delete()
         subject_id = subject.pk
+        external_id = subject.external_id
         subject.delete()
-        event = audit_record(
-            actor=actor,
-            action="subject.erase",
-            namespace=namespace,
-            subject_id=subject_id,
-            object_type="subject",
-            object_id=str(subject_id),
-            details={**body, "receipt_hash": receipt_hash},
-        )
+        # The external id never enters the log; its listeners (webhooks to endpoints allowed
+        # to receive it) may take it, in this transaction only.
+        with audit_listeners.private(external_id=external_id, via=via):
+            event = audit_record(
+                actor=actor,
+                action="subject.erase",
+                namespace=namespace,
+                subject_id=subject_id,
+                object_type="subject",
+                object_id=str(subject_id),
+                details={**body, "receipt_hash": receipt_hash},
+            )
         metrics.count_erasure(via=via)
         metrics.count_purged_memories(via="erasure", memories=body["memories_deleted"])
         # On a worker; with the broker down, here, after the commit (VACUUM cannot run in

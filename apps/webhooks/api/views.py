@@ -1,0 +1,125 @@
+"""Webhook endpoints of a namespace, for a key holding `webhooks:admin`. Thin: parse, fetch
+within the namespace (another namespace's endpoint is a 404), call a service."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.api.base import NamespacedAPIView
+from apps.accounts.models import Permission
+from apps.webhooks import selectors, services
+from apps.webhooks.api.serializers import (
+    DeliverySerializer,
+    EndpointCreatedSerializer,
+    EndpointCreateSerializer,
+    EndpointSerializer,
+    SecretSerializer,
+)
+from memoryhub.api.pagination import NewestFirstCursorPagination
+from memoryhub.api.serializers import error_responses
+
+ADMIN = Permission.WEBHOOKS_ADMIN
+
+
+class EndpointListView(NamespacedAPIView):
+    required_permissions = {"GET": ADMIN, "POST": ADMIN}
+
+    @extend_schema(
+        responses={200: EndpointSerializer(many=True), **error_responses(401, 403, 404, 429)}
+    )
+    def get(self, request: Request, namespace: str) -> Response:
+        endpoints = selectors.endpoint_list(namespace=self.namespace)
+        return Response(EndpointSerializer(endpoints, many=True).data)
+
+    @extend_schema(
+        request=EndpointCreateSerializer,
+        responses={201: EndpointCreatedSerializer, **error_responses(400, 401, 403, 404, 429)},
+    )
+    def post(self, request: Request, namespace: str) -> Response:
+        body = EndpointCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        created = services.endpoint_create(
+            actor=self.actor,
+            namespace=self.namespace,
+            item=services.NewEndpoint(**body.validated_data),
+            created_by=f"key {self.api_key.prefix}",
+            creator_reads_memories=self.api_key.has_permission(Permission.MEMORIES_READ),
+        )
+        data = EndpointCreatedSerializer(created.endpoint, context={"secret": created.secret}).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+
+class EndpointView(NamespacedAPIView):
+    required_permissions = {"DELETE": ADMIN}
+
+    @extend_schema(responses={204: None, **error_responses(401, 403, 404, 429)})
+    def delete(self, request: Request, namespace: str, endpoint_id: str) -> Response:
+        endpoint = selectors.endpoint_get(namespace=self.namespace, endpoint_id=endpoint_id)
+        services.endpoint_delete(actor=self.actor, endpoint=endpoint)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RotateSecretView(NamespacedAPIView):
+    required_permissions = {"POST": ADMIN}
+
+    @extend_schema(
+        request=None, responses={200: SecretSerializer, **error_responses(401, 403, 404, 429)}
+    )
+    def post(self, request: Request, namespace: str, endpoint_id: str) -> Response:
+        endpoint = selectors.endpoint_get(namespace=self.namespace, endpoint_id=endpoint_id)
+        secret = services.endpoint_rotate_secret(actor=self.actor, endpoint=endpoint)
+        endpoint.refresh_from_db(fields=["previous_secret_until"])
+        return Response(
+            SecretSerializer(
+                {"secret": secret, "previous_secret_until": endpoint.previous_secret_until}
+            ).data
+        )
+
+
+class TestEventView(NamespacedAPIView):
+    required_permissions = {"POST": ADMIN}
+
+    @extend_schema(
+        request=None, responses={202: DeliverySerializer, **error_responses(401, 403, 404, 429)}
+    )
+    def post(self, request: Request, namespace: str, endpoint_id: str) -> Response:
+        endpoint = selectors.endpoint_get(namespace=self.namespace, endpoint_id=endpoint_id)
+        delivery = services.endpoint_send_test(actor=self.actor, endpoint=endpoint)
+        delivery = selectors.delivery_get(endpoint=endpoint, delivery_id=delivery.pk)
+        return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
+
+
+class DeliveryListView(NamespacedAPIView):
+    required_permissions = {"GET": ADMIN}
+    pagination_class = NewestFirstCursorPagination
+
+    @extend_schema(
+        responses={200: DeliverySerializer(many=True), **error_responses(400, 401, 403, 404, 429)}
+    )
+    def get(self, request: Request, namespace: str, endpoint_id: str) -> Response:
+        endpoint = selectors.endpoint_get(namespace=self.namespace, endpoint_id=endpoint_id)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(
+            selectors.delivery_list(endpoint=endpoint), request, view=self
+        )
+        assert page is not None  # None only without a page size; this paginator has one
+        return paginator.get_paginated_response(DeliverySerializer(page, many=True).data)
+
+
+class RedeliverView(NamespacedAPIView):
+    required_permissions = {"POST": ADMIN}
+
+    @extend_schema(
+        request=None, responses={202: DeliverySerializer, **error_responses(401, 403, 404, 429)}
+    )
+    def post(
+        self, request: Request, namespace: str, endpoint_id: str, delivery_id: str
+    ) -> Response:
+        endpoint = selectors.endpoint_get(namespace=self.namespace, endpoint_id=endpoint_id)
+        delivery = selectors.delivery_get(endpoint=endpoint, delivery_id=delivery_id)
+        delivery = services.delivery_redeliver(actor=self.actor, delivery=delivery)
+        delivery = selectors.delivery_get(endpoint=endpoint, delivery_id=delivery.pk)
+        return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
