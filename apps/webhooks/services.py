@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -292,6 +292,38 @@ def delivery_redeliver(*, actor: Actor, delivery: WebhookDelivery) -> WebhookDel
         deliveries_send_after_commit([delivery.pk])
     delivery.refresh_from_db()
     return delivery
+
+
+def deliveries_redeliver_failed(*, actor: Actor, endpoint: WebhookEndpoint, since: datetime) -> int:
+    """Send again every failed delivery of the endpoint made at or after `since`, each
+    under its own `webhook-id`, with its retries. Audited once as `webhook.redeliver`, with
+    the count. Returns how many."""
+    from apps.webhooks.dispatch import deliveries_send_after_commit
+
+    with transaction.atomic():
+        failed = WebhookDelivery.objects.filter(
+            namespace_id=endpoint.namespace_id,
+            endpoint=endpoint,
+            status=DeliveryStatus.FAILED,
+            created_at__gte=since,
+        )
+        ids = list(failed.values_list("pk", flat=True))
+        now = timezone.now()
+        WebhookDelivery.objects.filter(pk__in=ids).update(
+            status=DeliveryStatus.PENDING,
+            attempts=0,
+            next_attempt_at=now,
+            claimed_until=None,
+            updated_at=now,
+        )
+        _endpoint_audit(
+            actor,
+            "webhook.redeliver",
+            endpoint,
+            {"deliveries": len(ids), "failed_since": since.isoformat()},
+        )
+        deliveries_send_after_commit(ids)
+    return len(ids)
 
 
 def deliveries_drop_erased(*, namespace_id: int, subject_ids: list[uuid.UUID]) -> int:
