@@ -143,6 +143,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "apps.dashboard.context_processors.llm_outage",
+                "apps.dashboard.context_processors.webhooks_failing",
             ],
         },
     },

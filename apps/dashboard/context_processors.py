@@ -1,4 +1,5 @@
-"""What every dashboard page shows above its content: the LLM extractor's outage."""
+"""What every dashboard page shows above its content: the LLM extractor's outage, and to a
+namespace's owners its webhook endpoints that stopped taking events."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.http import HttpRequest
 from django.utils import dateformat, timezone
 
 from apps.pipeline.selectors import extractor_outage
+from apps.webhooks.selectors import endpoints_failing
 
 
 def llm_outage(request: HttpRequest) -> dict[str, Callable[[], dict[str, Any] | None]]:
@@ -36,3 +38,23 @@ def llm_outage(request: HttpRequest) -> dict[str, Callable[[], dict[str, Any] | 
         return {"since": since, "at": dateformat.format(since, "H:i T" if today else "Y-m-d H:i T")}
 
     return {"llm_outage": outage}
+
+
+def webhooks_failing(request: HttpRequest) -> dict[str, Callable[[], int]]:
+    """`webhooks_failing`: on a namespace's page, for its owners, how many of its webhook
+    endpoints used up a delivery's retries (a callable; no query unless the namespace has
+    endpoints at all)."""
+    match = request.resolver_match
+    if match is None or not match.namespace.startswith("dashboard"):
+        return {}
+
+    @cache
+    def failing() -> int:
+        namespace = getattr(request, "namespace", None)
+        if namespace is None or getattr(request, "role", "") != "owner":
+            return 0
+        if not namespace.webhook_endpoints:
+            return 0
+        return endpoints_failing(namespace=namespace).count()
+
+    return {"webhooks_failing": failing}

@@ -17,4 +17,5 @@ urlpatterns = [
     path("", include("apps.dashboard.playground.urls")),
     path("", include("apps.dashboard.quality.urls")),
     path("", include("apps.dashboard.audit.urls")),
+    path("", include("apps.dashboard.webhooks.urls")),
 ]

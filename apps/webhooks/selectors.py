@@ -26,6 +26,11 @@ def endpoint_list(*, namespace: Namespace) -> QuerySet[WebhookEndpoint]:
     return WebhookEndpoint.objects.filter(namespace=namespace).order_by("created_at", "id")
 
 
+def endpoints_failing(*, namespace: Namespace) -> QuerySet[WebhookEndpoint]:
+    """The endpoints a delivery gave up on, until their next success."""
+    return endpoint_list(namespace=namespace).filter(failing_since__isnull=False)
+
+
 def endpoint_get(*, namespace: Namespace, endpoint_id: object) -> WebhookEndpoint:
     missing = gettext_noop("Webhook endpoint not found.")
     endpoint = (
