@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from typing import Any
 
 import pytest
 from django.apps import apps
@@ -18,6 +19,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import translation
 
 from apps.accounts.services import api_key_create
+from apps.audit.actors import Actor
 from apps.audit.models import AuditEvent, ChainVerification
 from apps.demo.services import demo_actor, demo_subject_ids
 from apps.evaluation.models import EvalSet, Variant
@@ -31,6 +33,8 @@ from apps.namespaces.models import Namespace
 from apps.pipeline.models import Job
 from apps.privacy.services import KeptReceipt, erasure_request, portal_link_create
 from apps.recall.models import RecallLog
+from apps.webhooks.delivery import deliver_due
+from apps.webhooks.services import NewEndpoint, endpoint_create, endpoint_send_test
 
 ZH = "zh-CN,zh;q=0.9"
 AREAS = ("dashboard", "privacy")
@@ -61,6 +65,7 @@ NOT_PAGES = {
     "dashboard:quality:variant_promote": "POST only",
     "dashboard:audit:export": "a JSON lines download",
     "dashboard:audit:verify": "POST only",
+    "dashboard:webhooks:change": "POST only",
     "privacy:enter": "a redirect into the portal",
     "privacy:export_json": "a JSON download",
     "privacy:receipt_json": "a JSON download",
@@ -178,10 +183,29 @@ class Demo:
     event: AuditEvent
     verification_id: int
     receipt_code: str
+    endpoint_id: str
+
+
+def failing_endpoint(actor: Actor, namespace: Namespace) -> str:
+    """A webhook endpoint nothing listens at, whose test event failed for good: its log has
+    an attempt, and owners see the failing banner."""
+    endpoint = endpoint_create(
+        actor=actor,
+        namespace=namespace,
+        item=NewEndpoint(url="http://127.0.0.1:9/hooks", events=["memory.created"]),
+        created_by="tests",
+        creator_reads_memories=True,
+    ).endpoint
+    endpoint_send_test(actor=actor, endpoint=endpoint)
+    deliver_due()
+    return str(endpoint.pk)
 
 
 @pytest.fixture
-def world(demo: Namespace, alice_client: Client) -> Demo:
+def world(demo: Namespace, alice_client: Client, settings: Any) -> Demo:
+    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.MEMORYHUB_WEBHOOK_DISPATCHER = False
+    settings.MEMORYHUB_WEBHOOK_RETRY_SCHEDULE = []
     actor = demo_actor(name="tests")
     keys = KeyCache()
     memory = next(
@@ -244,6 +268,7 @@ def world(demo: Namespace, alice_client: Client) -> Demo:
         event,
         verification.pk,
         kept.code,
+        failing_endpoint(actor, demo),
     )
 
 
@@ -286,6 +311,8 @@ def page_kwargs(world: Demo) -> dict[str, dict[str, object]]:
         "dashboard:quality:variant_delete": {**ns, "variant_id": world.variant.pk},
         "dashboard:audit:log": {},
         "dashboard:audit:verification": {"verification_id": world.verification_id},
+        "dashboard:webhooks:list": ns,
+        "dashboard:webhooks:detail": {**ns, "endpoint_id": world.endpoint_id},
         "dashboard:audit:event": {"event_id": world.event.pk},
         "privacy:overview": portal,
         "privacy:memories": portal,
