@@ -8,6 +8,7 @@ unless MEM0_DIR says where, before Mem0 is imported: Mem0 reads both at import.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from collections.abc import Mapping
@@ -37,6 +38,8 @@ def open_store(config: Mapping[str, Any]) -> Any:
             "Reading a Mem0 store needs Mem0's package (mem0ai): "
             "pip install 'memoryhub[mem0]', then run the import again."
         ) from error
+    # Mem0 logs memory texts at INFO ("Updating memory with data=…"): never into our logs.
+    logging.getLogger("mem0").setLevel(logging.WARNING)
     return Memory.from_config(dict(config))
 
 

@@ -250,12 +250,19 @@ def _tags(categories: Any) -> list[str]:
 
 
 def _history(rows: list[Mapping[str, Any]]) -> Iterator[HistoryEntry]:
-    """Mem0's history rows (memory_id, old_memory, new_memory, event, created_at), oldest
-    first: the texts the memory had. A deletion ends it, so such a memory is not in a store's
-    listing and never reaches here."""
-    ordered = sorted(rows, key=lambda row: str(row.get("created_at") or ""))
-    for row in ordered:
+    """Mem0's history rows (memory_id, old_memory, new_memory, event, created_at,
+    updated_at), oldest first: the texts the memory had, each from when it was written (an
+    UPDATE row keeps the memory's `created_at` and says its own time in `updated_at`). A
+    deletion ends the memory, so such a memory is not in a store's listing and never reaches
+    here."""
+
+    def written(row: Mapping[str, Any]) -> str:
+        if str(row.get("event") or "").upper() == "ADD":
+            return str(row.get("created_at") or "")
+        return str(row.get("updated_at") or row.get("created_at") or "")
+
+    for row in sorted(rows, key=written):
         event = str(row.get("event") or "").upper()
         text = row.get("new_memory")
         if event in ("ADD", "UPDATE") and isinstance(text, str) and text.strip():
-            yield HistoryEntry(event=event, text=text, at=parse_time(row.get("created_at")))
+            yield HistoryEntry(event=event, text=text, at=parse_time(written(row)))
