@@ -38,7 +38,7 @@ def mem0_entities(*, namespace: Namespace) -> list[dict[str, Any]]:
             "id": str(subject.pk),
             "name": subject.external_id,
             "type": "user",
-            "total_memories": subject.total_memories,  # type: ignore[attr-defined]
+            "total_memories": subject.total_memories,
             "created_at": subject.created_at.isoformat(),
             "updated_at": subject.created_at.isoformat(),
             "owner": namespace.slug,

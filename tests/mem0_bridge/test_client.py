@@ -248,3 +248,16 @@ def test_the_async_client_makes_every_call(server_url: str, acme: Tenant) -> Non
         "delete": "Memory deleted successfully!",
         "delete_all": 1,
     }
+
+
+def test_a_call_memoryhub_does_not_serve_says_so(mem0: MemoryClient) -> None:
+    with pytest.raises(MemoryNotFoundError, match="not this call"):
+        mem0.batch_update([{"memory_id": "x", "text": "y"}])
+
+
+def test_errors_keep_memoryhub_s_shape_beside_mem0_s_detail(mem0: MemoryClient) -> None:
+    response = mem0.client.post("/v3/memories/search/", json={"query": ""})
+    assert response.status_code == 400
+    body = response.json()
+    assert body["detail"] == "query must be a non-empty string."
+    assert body["error"]["code"] == "not_supported"

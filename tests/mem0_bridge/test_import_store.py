@@ -6,7 +6,6 @@ Chinese; one memory is updated, one deleted."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,7 +69,7 @@ def _config(folder: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     folder = tmp_path_factory.mktemp("mem0-store")
     config = _config(folder)
     memory = Mem0Memory.from_config(config)
@@ -89,7 +88,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     memory.vector_store.client.close()  # the Qdrant folder's lock, for the import to take
     config_file = folder / "mem0.json"
     config_file.write_text(json.dumps(config), encoding="utf-8")
-    yield Store(config_file=config_file, ids=ids, listed=listed)
+    return Store(config_file=config_file, ids=ids, listed=listed)
 
 
 def _import(store: Store) -> None:
@@ -113,7 +112,8 @@ def _imported() -> dict[str, Any]:
 def test_it_imports_the_store_s_memories_with_their_times(acme: Tenant, store: Store) -> None:
     _import(store)
     imported = _imported()
-    assert set(imported) == set(store.listed) and len(imported) == 5
+    assert set(imported) == set(store.listed)
+    assert len(imported) == 5
     for mem0_id, row in store.listed.items():
         opened = imported[mem0_id]
         assert opened.content == row["memory"]
@@ -170,3 +170,17 @@ def test_a_second_run_adds_nothing(acme: Tenant, store: Store) -> None:
     assert set(Memory.objects.values_list("pk", flat=True)) == before
     (_, second) = AuditEvent.objects.filter(action="mem0.import").order_by("id")
     assert (second.details["imported"], second.details["already_imported"]) == (0, 5)
+
+
+def test_without_mem0_s_package_it_says_how_to_get_it(
+    acme: Tenant, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from django.core.management import CommandError
+
+    monkeypatch.setitem(sys.modules, "mem0", None)  # as if not installed: ImportError
+    config = tmp_path / "mem0.json"
+    config.write_text("{}", encoding="utf-8")
+    with pytest.raises(CommandError, match=r"pip install 'memoryhub\[mem0\]'"):
+        call_command("import_mem0", namespace="acme", oss=config)

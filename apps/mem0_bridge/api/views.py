@@ -18,7 +18,7 @@ from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.api.authentication import work_take
+from apps.accounts.api.authentication import request_api_key, work_take
 from apps.accounts.api.base import NamespacedAPIView
 from apps.accounts.models import ApiKey, Permission
 from apps.mem0_bridge import selectors
@@ -42,8 +42,8 @@ MAX_TOP_K = 100
 
 
 def mem0_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """MemoryHub's refusal, reshaped as Mem0's: `detail` (what its client shows), with
-    MemoryHub's code and details beside it."""
+    """MemoryHub's one error shape, {"error": {code, message, details}}, with Mem0's
+    `detail` beside it: the line its client shows."""
     if isinstance(exc, Unsupported):
         exc = ApplicationError(str(exc), code="not_supported")
     response = exception_handler(exc, context)
@@ -53,12 +53,8 @@ def mem0_exception_handler(exc: Exception, context: dict[str, Any]) -> Response 
     message = error.get("message", "")
     if error.get("code") == "validation_error" and error.get("details"):
         message = f"{message} {_said(error['details'])}"
-    response.data = {"detail": message, "code": error.get("code"), **_details(error)}
+    response.data = {"detail": message, **(response.data or {})}
     return response
-
-
-def _details(error: dict[str, Any]) -> dict[str, Any]:
-    return {"details": error["details"]} if error.get("details") else {}
 
 
 def _said(details: Any, where: str = "") -> str:
@@ -113,11 +109,10 @@ class PingView(Mem0View):
     """The client's start-up check: it needs a non-empty org_id and project_id. Any key that
     may act in the namespace passes."""
 
-    def check_permissions(self, request: Request) -> None:
-        if isinstance(request.auth, ApiKey):
-            held = [p for p in (READ, CONTEXT, WRITE, ADMIN) if request.auth.has_permission(p)]
-            self.required_permissions = {"GET": held[0] if held else READ}
-        super().check_permissions(request)
+    def permission_needed(self, request: Request) -> str | None:
+        api_key = request_api_key(request)
+        held = [p for p in (READ, CONTEXT, WRITE, ADMIN) if api_key.has_permission(p)]
+        return held[0] if held else READ
 
     def get(self, request: Request, namespace: str = "") -> Response:
         return Response(
@@ -344,12 +339,9 @@ class DeleteAllView(Mem0View):
 
     scope = Scope()
 
-    def check_permissions(self, request: Request) -> None:
-        if isinstance(request.auth, ApiKey):  # parsed for the permission it needs
-            self.scope = self._scope(request)
-            if self.scope.metadata:
-                self.required_permissions = {"DELETE": WRITE}
-        super().check_permissions(request)
+    def permission_needed(self, request: Request) -> str | None:
+        self.scope = self._scope(request)  # parsed here for the permission it needs
+        return WRITE if self.scope.metadata else ADMIN
 
     def _scope(self, request: Request) -> Scope:
         params = request.query_params
@@ -393,10 +385,12 @@ class EntitiesView(Mem0View):
         return Response({"count": len(results), "next": None, "previous": None, "results": results})
 
 
-class NotSupportedView(Mem0View):
-    """Paths of Mem0's client that MemoryHub does not serve: a clear refusal in its shape."""
+class NotSupportedView(PingView):
+    """Paths of Mem0's client that MemoryHub does not serve: to a key of the namespace, a
+    clear refusal in its shape."""
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
         raise exceptions.NotFound(
             "MemoryHub's Mem0-compatible API serves ping, add, search, get_all, get, update, "
             "delete, delete_all, history and users; not this call."

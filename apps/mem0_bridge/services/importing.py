@@ -85,7 +85,7 @@ class _Seen:
         self.keys = keys
         self.known: dict[str | None, dict[str, str]] = {}
 
-    def of(self, user_id: str | None) -> dict[str, str]:
+    def of(self, *, user_id: str | None) -> dict[str, str]:
         if user_id not in self.known:
             memories = Memory.objects.filter(namespace=self.namespace).defer(
                 "embedding", "context_embedding", "multilingual_embedding"
@@ -177,7 +177,7 @@ def _fresh(
         if problem is not None:
             report.bad.append(problem)
             continue
-        contents = seen.of(record.user_id)
+        contents = seen.of(user_id=record.user_id)
         fingerprint = _normal(record.text)
         if fingerprint in contents:
             report.duplicates += 1
