@@ -1,37 +1,38 @@
-"""A progress bar for long commands, on a stream (stderr): a line redrawn in place on a
-terminal, a line every tenth of the way elsewhere (logs keep a few lines, not thousands)."""
+"""A progress bar for long commands (on their stderr): a line redrawn in place on a terminal,
+a line every tenth of the way elsewhere (logs keep a few lines, not thousands)."""
 
 from __future__ import annotations
 
 import time
-from typing import TextIO
+from collections.abc import Callable
 
 WIDTH = 30
 
 
 class ProgressBar:
-    def __init__(self, *, total: int, stream: TextIO, label: str) -> None:
+    def __init__(
+        self, *, total: int, write: Callable[[str], None], interactive: bool, label: str
+    ) -> None:
         self.total = max(total, 0)
-        self.stream = stream
+        self.write = write
         self.label = label
         self.done = 0
         self.started = time.monotonic()
         self.drawn_at = 0.0
         self.tenths_written = -1
-        self.interactive = bool(getattr(stream, "isatty", lambda: False)())
+        self.interactive = interactive
 
     def advance(self, count: int) -> None:
         self.done = min(self.done + count, self.total) if self.total else self.done + count
         now = time.monotonic()
         if self.interactive and now - self.drawn_at >= 0.1:
             self.drawn_at = now
-            self.stream.write("\r" + self.line())
-            self.stream.flush()
+            self.write("\r" + self.line())
         elif not self.interactive:
             tenths = self.done * 10 // self.total if self.total else 0
             if tenths > self.tenths_written:
                 self.tenths_written = tenths
-                self.stream.write(self.line() + "\n")
+                self.write(self.line() + "\n")
 
     def line(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
@@ -46,7 +47,6 @@ class ProgressBar:
 
     def close(self) -> None:
         if self.interactive:
-            self.stream.write("\r" + self.line() + "\n")
+            self.write("\r" + self.line() + "\n")
         elif self.tenths_written < 10:
-            self.stream.write(self.line() + "\n")
-        self.stream.flush()
+            self.write(self.line() + "\n")

@@ -218,7 +218,8 @@ def record_of(raw: Any, history: list[Mapping[str, Any]] | None = None) -> Recor
     text = raw.get("memory", raw.get("text"))
     if not isinstance(text, str) or not text.strip():
         raise BadRecord(source_id, "no text in 'memory'")
-    metadata = raw.get("metadata") or {}
+    metadata = raw.get("metadata")
+    metadata = {} if metadata is None else metadata
     if not isinstance(metadata, Mapping):
         raise BadRecord(source_id, "metadata is not an object")
     try:

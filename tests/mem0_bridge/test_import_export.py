@@ -85,6 +85,7 @@ def test_it_imports_the_export_through_the_write_path(acme: Tenant, export: Path
     out, err = _import(export)
     assert "Imported 4 memories" in out
     assert "Skipped m-5: no text in 'memory'" in err
+    assert "Importing [##############################] 6/6 100%" in err  # the progress bar
     memories = {m.memory.source["mem0_id"]: m for m in memories_open(Memory.objects.all())}
     assert set(memories) == {"m-1", "m-2", "m-3", "m-6"}
     alice = memories["m-1"]

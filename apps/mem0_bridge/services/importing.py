@@ -272,8 +272,10 @@ def _store_batch(
             keys=keys,
         )
         _keep_times(memories, records)
-        for record, memory in zip(records, memories, strict=True):
-            _map(namespace, record, str(memory.pk), duplicate=False)
+        ImportedMemory.objects.bulk_create(
+            ImportedMemory(namespace=namespace, source_id=record.source_id, memory_id=memory.pk)
+            for record, memory in zip(records, memories, strict=True)
+        )
         _audit_batch(actor, namespace, records, memories, versions=len(memories))
     report.imported += len(memories)
     report.versions += len(memories)

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,7 +49,12 @@ class Command(BaseCommand):
         else:
             assert oss is not None  # one of the two is required
             records, source = _store_records(oss), "mem0-oss"
-        bar = ProgressBar(total=len(records), stream=sys.stderr, label="Importing")
+        bar = ProgressBar(
+            total=len(records),
+            write=lambda text: self.stderr.write(text, ending=""),
+            interactive=self.stderr.isatty(),
+            label="Importing",
+        )
         report = mem0_records_import(
             actor=Actor.system("manage.py import_mem0"),
             namespace=target,
