@@ -16,7 +16,7 @@ from django.utils import timezone, translation
 from django.utils.cache import add_never_cache_headers
 
 from memoryhub import maintenance, metrics, replica, request_context
-from memoryhub.api.errors import error_body
+from memoryhub.api.errors import error_body, is_api_path
 from memoryhub.exceptions import ApplicationError
 
 _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
@@ -80,7 +80,7 @@ def no_store_middleware(
         if response.has_header("Cache-Control"):
             return response  # the view said (never_cache, or a deliberate policy)
         user = getattr(request, "user", None)
-        if request.path.startswith("/api/") or (user is not None and user.is_authenticated):
+        if is_api_path(request.path) or (user is not None and user.is_authenticated):
             add_never_cache_headers(response)
         return response
 
@@ -168,7 +168,7 @@ def restoring_middleware(
         # The probes answer for themselves: the process is alive, and not ready meanwhile.
         if request.path in PROBES or not maintenance.restoring():
             return get_response(request)
-        if request.path.startswith("/api/"):
+        if is_api_path(request.path):
             response: HttpResponse = JsonResponse(
                 error_body(
                     "restoring",
@@ -200,7 +200,7 @@ class ApplicationErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not isinstance(exception, ApplicationError) or request.path.startswith("/api/"):
+        if not isinstance(exception, ApplicationError) or is_api_path(request.path):
             return None
         page = loader.get_template("refused.html").render({"message": exception.localized})
         return HttpResponse(page, status=exception.status_code)

@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "apps.demo",
     "apps.backups",
     "apps.monitoring",
+    "apps.mem0_bridge",
 ]
 
 MIDDLEWARE = [

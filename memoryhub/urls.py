@@ -18,6 +18,8 @@ urlpatterns = [
     path("api/v1/", include("apps.context.api.urls")),
     path("api/v1/", include("apps.privacy.api.urls")),
     path("api/v1/", include("apps.webhooks.api.urls")),
+    # Mem0's client, pointed at MemoryHub (docs/from-mem0.md).
+    path("mem0/", include("apps.mem0_bridge.api.urls")),
     path("", include("apps.mcp_server.urls")),
     path("django-admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET
 
 from memoryhub.api.errors import (
     DATABASE_RETRY_AFTER_SECONDS,
+    is_api_path,
     json_bad_request,
     json_database_unavailable,
     json_not_found,
@@ -40,7 +41,7 @@ def readyz(request: HttpRequest) -> JsonResponse:
 
 
 def _is_api(request: HttpRequest) -> bool:
-    return request.path.startswith("/api/")
+    return is_api_path(request.path)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -56,8 +56,16 @@ def memory_list(
     status: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    metadata: dict[str, Any] | None = None,
+    current: bool = False,
 ) -> QuerySet[Memory]:
+    """The namespace's memories, narrowed by each filter given: `metadata` holds these keys
+    and values; `current` leaves out what ended (superseded, or ended by a reviewer)."""
     memories = Memory.objects.filter(namespace=namespace).select_related("subject")
+    if metadata:
+        memories = memories.filter(metadata__contains=metadata)
+    if current:
+        memories = memories.filter(valid_to__isnull=True)
     if subject_external_id is not None:
         memories = memories.filter(subject__external_id=subject_external_id)
     if kind:

@@ -17,6 +17,14 @@ from memoryhub.exceptions import ApplicationError
 
 logger = logging.getLogger(__name__)
 
+# The paths of machine clients: answered in JSON, never cached. /mem0/ is the API that Mem0's
+# client calls (apps/mem0_bridge).
+API_PATHS = ("/api/", "/mem0/")
+
+
+def is_api_path(path: str) -> bool:
+    return path.startswith(API_PATHS)
+
 
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "details": details or {}}}

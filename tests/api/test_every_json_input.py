@@ -94,6 +94,7 @@ def path_values(acme: Tenant, alice: User) -> dict[str, str]:
         "token": "not-a-token",
         "code": "not-a-code",
         "uidb64": urlsafe_base64_encode(force_bytes(alice.pk)),
+        "rest": "v1/batch/",
     }
 
 

@@ -14,6 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 FIRST_PARTY = {"apps", "memoryhub", "memoryhub_client", "tests", "bench", "tools", "manage"}
 # Run by an interpreter of its own (the peer benchmark's venv), not MemoryHub's.
 OWN_ENVIRONMENT = {"bench/peer_mem0.py"}
+# Product modules that import an optional extra's package, when called (never the server):
+# the file, and the extra that declares what it imports.
+OPTIONAL = {"apps/mem0_bridge/oss.py": "mem0"}
 
 
 def normal(name: str) -> str:
@@ -34,7 +37,7 @@ def imported(*folders: str) -> dict[str, str]:
     for folder in folders:
         for path in (ROOT / folder).rglob("*.py"):
             where = str(path.relative_to(ROOT))
-            if "migrations" in path.parts or where in OWN_ENVIRONMENT:
+            if "migrations" in path.parts or where in OWN_ENVIRONMENT or where in OPTIONAL:
                 continue
             for node in ast.walk(ast.parse(path.read_text(), str(path))):
                 names: list[str] = []
@@ -66,6 +69,42 @@ def undeclared(modules: dict[str, str], allowed: set[str]) -> list[str]:
 
 def test_the_product_imports_only_what_it_declares() -> None:
     assert undeclared(imported("apps", "memoryhub"), declared()) == []
+
+
+def test_an_optional_module_imports_only_what_its_extra_declares() -> None:
+    for where, extra in OPTIONAL.items():
+        found = {
+            module: where
+            for module in _imports_of(ROOT / where)
+            if module not in sys.stdlib_module_names | FIRST_PARTY
+        }
+        assert undeclared(found, declared(extra)) == []
+
+
+def test_the_server_never_imports_mem0() -> None:
+    """Only the import command's --oss path does, inside a function (the package is the
+    `mem0` extra's): no module of the product imports it at its top."""
+    for path in (ROOT / "apps").rglob("*.py"):
+        tree = ast.parse(path.read_text(), str(path))
+        tops = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+        assert "mem0" not in {_module(n).split(".")[0] for n in tops}, path
+    assert set(_imports_of(ROOT / "apps/mem0_bridge/oss.py")) & {"mem0"}
+
+
+def _module(node: ast.Import | ast.ImportFrom) -> str:
+    if isinstance(node, ast.Import):
+        return node.names[0].name
+    return node.module or ""
+
+
+def _imports_of(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
 
 
 def test_the_tests_benchmarks_and_tools_import_only_what_dev_declares() -> None:

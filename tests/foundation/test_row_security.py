@@ -11,6 +11,8 @@ from django.test import Client, override_settings
 
 from apps.audit.actors import Actor
 from apps.evaluation.services import eval_set_import_jsonl, run_start, variant_save
+from apps.mem0_bridge.records import record_of
+from apps.mem0_bridge.services import mem0_records_import
 from apps.memories import selectors
 from apps.memories.models import Memory, Subject
 from apps.namespaces.services import namespace_update
@@ -60,6 +62,9 @@ WALLED = {
         f"evaluation_{table}": f"SELECT count(*) FROM evaluation_{table} WHERE namespace_id = %s"  # noqa: S608
         for table in ("evalset", "evalcase", "variant", "evalrun", "caseresult")
     },
+    "mem0_bridge_importedmemory": (
+        "SELECT count(*) FROM mem0_bridge_importedmemory WHERE namespace_id = %s"
+    ),
 }
 
 
@@ -126,6 +131,13 @@ def populate(tenant: Tenant, capture) -> None:
     with capture(execute=True):
         run_start(actor=Actor.system("t"), eval_set=eval_set, variant=variant)
     deliver_due()
+    # A Mem0 memory imported: its id mapped.
+    mem0_records_import(
+        actor=Actor.system("t"),
+        namespace=tenant.namespace,
+        records=[record_of({"id": f"mem0-{tenant.slug}", "memory": "Likes jasmine tea"})],
+        source="mem0-export",
+    )
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from django.conf import settings
 from django.core.cache import cache
@@ -61,6 +61,10 @@ def request_api_key(request: Request) -> ApiKey:
 
 
 class ApiKeyAuthentication(BaseAuthentication):
+    # The words an Authorization header may start with (lower case). A subclass for another
+    # client's convention adds its own, on its own paths only (Mem0's `Token`: /mem0/).
+    keywords: ClassVar[tuple[bytes, ...]] = (b"bearer",)
+
     def authenticate(self, request: Request) -> tuple[ApiKey, ApiKey] | None:
         if _credential_in_url(request):
             _refuse(request, reason="key_in_url")
@@ -72,7 +76,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         header = get_authorization_header(request).split()
         if not header:
             return None
-        if header[0].lower() != b"bearer" or len(header) != 2:
+        if header[0].lower() not in self.keywords or len(header) != 2:
             raise exceptions.AuthenticationFailed(
                 "Use 'Authorization: Bearer <key>'.", code="authentication_failed"
             )

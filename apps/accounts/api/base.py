@@ -71,10 +71,14 @@ class NamespacedAPIView(APIView):
                 actor=self.actor, action=self.audit_action(request), reason="namespace_out_of_scope"
             )
             raise
-        needed = self.required_permissions.get(request.method or "", None)
+        needed = self.permission_needed(request)
         if needed is None or not self.api_key.has_permission(needed):
             deny_permission(self.actor, self.audit_action(request), self.namespace, needed)
         self.wall.enter(self.namespace.pk)
+
+    def permission_needed(self, request: Request) -> str | None:
+        """The permission this request needs (None: no method of the view allows it)."""
+        return self.required_permissions.get(request.method or "", None)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         """Once the caller may act, a body is parsed whether or not the view reads it: a
