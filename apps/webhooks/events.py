@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 BY_ACTION: dict[str, tuple[str, ...]] = {
     "memory.create": ("memory.created",),
     "memory.create_bulk": ("memory.created",),
+    "memory.import": ("memory.created",),  # a batch of an import (manage.py import_mem0)
     "job.ingest.succeeded": ("memory.created",),  # one event per memory the job stored
     "document.ingest": ("memory.created",),
     "memory.update": ("memory.updated",),
@@ -127,11 +128,12 @@ def _created(
             "document_id": event.object_id,
             "created_at": at,
         }
-    if event.action == "memory.create_bulk":  # its audit row names no memory: the counts
+    if event.action in ("memory.create_bulk", "memory.import"):  # a batch: its counts
         return {
             "bulk": True,
             "count": details.get("count"),
             "subjects": details.get("subjects"),
+            **({"source": details["source"]} if "source" in details else {}),
             "created_at": at,
         }
     return {**_pick(row, "kind", "status", "version"), "created_at": row.get("created_at", at)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -196,3 +197,27 @@ def test_the_outsider_s_namespace_gets_nothing(acme: Tenant, globex: Tenant, exp
     _import(export)
     assert not Memory.objects.filter(namespace=globex.namespace).exists()
     assert not ImportedMemory.objects.filter(namespace=globex.namespace).exists()
+
+
+def test_each_imported_batch_is_a_memory_created_event_at_a_webhook(
+    acme: Tenant, export: Path, settings: Any
+) -> None:
+    from apps.webhooks.delivery import deliver_due
+    from tests.webhooks.conftest import Receiver, hook_for
+
+    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.MEMORYHUB_WEBHOOK_DISPATCHER = False
+    receiver = Receiver()
+    receiver.start()
+    try:
+        hook = hook_for(acme, receiver.url, ["memory.created"])
+        _import(export)
+        while deliver_due():
+            pass
+        payloads = receiver.verified(hook.secret)
+    finally:
+        receiver.stop()
+    stored = Memory.objects.filter(namespace=acme.namespace).count()
+    assert [p["type"] for p in payloads] == ["memory.created"]
+    data = payloads[0]["data"]
+    assert (data["bulk"], data["source"], data["count"]) == (True, "mem0", stored)
