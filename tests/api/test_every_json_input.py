@@ -62,7 +62,10 @@ def row_counts() -> dict[str, int]:
 @pytest.fixture
 def path_values(acme: Tenant, alice: User) -> dict[str, str]:
     """A real object for each path parameter (a new parameter name fails the test until a
-    value is added here)."""
+    value is added here). The key may administer webhooks too, so their routes read bodies."""
+    key = ApiKey.objects.get(namespaces=acme.namespace)
+    key.permissions = [*key.permissions, "webhooks:admin"]
+    key.save(update_fields=["permissions"])
     created = acme.client.post(
         acme.url("memories"), {"subject": "u1", "content": "Likes tea"}, format="json"
     )
@@ -95,6 +98,8 @@ def path_values(acme: Tenant, alice: User) -> dict[str, str]:
         "code": "not-a-code",
         "uidb64": urlsafe_base64_encode(force_bytes(alice.pk)),
         "rest": "v1/batch/",
+        "endpoint_id": str(uuid.uuid4()),
+        "delivery_id": str(uuid.uuid4()),
     }
 
 

@@ -251,6 +251,13 @@ def test_it_sends_every_call_to_a_path_and_method_of_the_schema(schema) -> None:
         lambda: ns.documents(""),
         lambda: list(ns.audit()),
         lambda: hub.job("{job_id}"),
+        lambda: ns.webhooks.list(),
+        lambda: ns.webhooks.create("", events=[]),
+        lambda: ns.webhooks.delete("{endpoint_id}"),
+        lambda: ns.webhooks.rotate_secret("{endpoint_id}"),
+        lambda: ns.webhooks.test("{endpoint_id}"),
+        lambda: list(ns.webhooks.deliveries("{endpoint_id}")),
+        lambda: ns.webhooks.redeliver("{endpoint_id}", "{delivery_id}"),
     ]
     for call in every_call:
         with pytest.raises(NotFound):

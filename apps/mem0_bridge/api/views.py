@@ -14,7 +14,6 @@ from typing import Any, cast
 
 from django.core.paginator import EmptyPage, Paginator
 from django.utils.translation import gettext_noop
-from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -33,19 +32,21 @@ from apps.pipeline.ingestion import IncomingMessage
 from apps.pipeline.models import MessageRole
 from apps.recall.search import RecallFilters, RecallRequest, recall_memories
 from memoryhub.api.errors import exception_handler
-from memoryhub.exceptions import ApplicationError
+from memoryhub.exceptions import ApplicationError, NotFound
 
 READ, WRITE = Permission.MEMORIES_READ, Permission.MEMORIES_WRITE
 CONTEXT, ADMIN = Permission.CONTEXT, Permission.SUBJECTS_ADMIN
 PAGE_SIZE, MAX_PAGE_SIZE = 100, 1000
 MAX_TOP_K = 100
+UNSUPPORTED = gettext_noop("MemoryHub cannot honour this Mem0 request: %(reason)s")
 
 
 def mem0_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """MemoryHub's one error shape, {"error": {code, message, details}}, with Mem0's
     `detail` beside it: the line its client shows."""
-    if isinstance(exc, Unsupported):
-        exc = ApplicationError(str(exc), code="not_supported")
+    reason = str(exc) if isinstance(exc, Unsupported) else None
+    if reason is not None:  # the reason is English, as the API's messages are
+        exc = ApplicationError(UNSUPPORTED, params={"reason": reason}, code="not_supported")
     response = exception_handler(exc, context)
     if response is None:
         return None
@@ -53,7 +54,7 @@ def mem0_exception_handler(exc: Exception, context: dict[str, Any]) -> Response 
     message = error.get("message", "")
     if error.get("code") == "validation_error" and error.get("details"):
         message = f"{message} {_said(error['details'])}"
-    response.data = {"detail": message, **(response.data or {})}
+    response.data = {"detail": reason or message, **(response.data or {})}
     return response
 
 
@@ -391,7 +392,9 @@ class NotSupportedView(PingView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        raise exceptions.NotFound(
-            "MemoryHub's Mem0-compatible API serves ping, add, search, get_all, get, update, "
-            "delete, delete_all, history and users; not this call."
+        raise NotFound(
+            gettext_noop(
+                "MemoryHub's Mem0-compatible API serves ping, add, search, get_all, get, "
+                "update, delete, delete_all, history and users; not this call."
+            )
         )

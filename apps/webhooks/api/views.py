@@ -12,11 +12,11 @@ from apps.accounts.api.base import NamespacedAPIView
 from apps.accounts.models import Permission
 from apps.webhooks import selectors, services
 from apps.webhooks.api.serializers import (
-    DeliverySerializer,
-    EndpointCreatedSerializer,
-    EndpointCreateSerializer,
-    EndpointSerializer,
-    SecretSerializer,
+    WebhookDeliverySerializer,
+    WebhookEndpointCreatedSerializer,
+    WebhookEndpointCreateSerializer,
+    WebhookEndpointSerializer,
+    WebhookSecretSerializer,
 )
 from memoryhub.api.pagination import NewestFirstCursorPagination
 from memoryhub.api.serializers import error_responses
@@ -28,18 +28,21 @@ class EndpointListView(NamespacedAPIView):
     required_permissions = {"GET": ADMIN, "POST": ADMIN}
 
     @extend_schema(
-        responses={200: EndpointSerializer(many=True), **error_responses(401, 403, 404, 429)}
+        responses={200: WebhookEndpointSerializer(many=True), **error_responses(401, 403, 404, 429)}
     )
     def get(self, request: Request, namespace: str) -> Response:
         endpoints = selectors.endpoint_list(namespace=self.namespace)
-        return Response(EndpointSerializer(endpoints, many=True).data)
+        return Response(WebhookEndpointSerializer(endpoints, many=True).data)
 
     @extend_schema(
-        request=EndpointCreateSerializer,
-        responses={201: EndpointCreatedSerializer, **error_responses(400, 401, 403, 404, 429)},
+        request=WebhookEndpointCreateSerializer,
+        responses={
+            201: WebhookEndpointCreatedSerializer,
+            **error_responses(400, 401, 403, 404, 429),
+        },
     )
     def post(self, request: Request, namespace: str) -> Response:
-        body = EndpointCreateSerializer(data=request.data)
+        body = WebhookEndpointCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         created = services.endpoint_create(
             actor=self.actor,
@@ -48,7 +51,9 @@ class EndpointListView(NamespacedAPIView):
             created_by=f"key {self.api_key.prefix}",
             creator_reads_memories=self.api_key.has_permission(Permission.MEMORIES_READ),
         )
-        data = EndpointCreatedSerializer(created.endpoint, context={"secret": created.secret}).data
+        data = WebhookEndpointCreatedSerializer(
+            created.endpoint, context={"secret": created.secret}
+        ).data
         return Response(data, status=status.HTTP_201_CREATED)
 
 
@@ -66,14 +71,15 @@ class RotateSecretView(NamespacedAPIView):
     required_permissions = {"POST": ADMIN}
 
     @extend_schema(
-        request=None, responses={200: SecretSerializer, **error_responses(401, 403, 404, 429)}
+        request=None,
+        responses={200: WebhookSecretSerializer, **error_responses(401, 403, 404, 429)},
     )
     def post(self, request: Request, namespace: str, endpoint_id: str) -> Response:
         endpoint = selectors.endpoint_get(namespace=self.namespace, endpoint_id=endpoint_id)
         secret = services.endpoint_rotate_secret(actor=self.actor, endpoint=endpoint)
         endpoint.refresh_from_db(fields=["previous_secret_until"])
         return Response(
-            SecretSerializer(
+            WebhookSecretSerializer(
                 {"secret": secret, "previous_secret_until": endpoint.previous_secret_until}
             ).data
         )
@@ -83,13 +89,14 @@ class TestEventView(NamespacedAPIView):
     required_permissions = {"POST": ADMIN}
 
     @extend_schema(
-        request=None, responses={202: DeliverySerializer, **error_responses(401, 403, 404, 429)}
+        request=None,
+        responses={202: WebhookDeliverySerializer, **error_responses(401, 403, 404, 429)},
     )
     def post(self, request: Request, namespace: str, endpoint_id: str) -> Response:
         endpoint = selectors.endpoint_get(namespace=self.namespace, endpoint_id=endpoint_id)
         delivery = services.endpoint_send_test(actor=self.actor, endpoint=endpoint)
         delivery = selectors.delivery_get(endpoint=endpoint, delivery_id=delivery.pk)
-        return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
+        return Response(WebhookDeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
 
 
 class DeliveryListView(NamespacedAPIView):
@@ -97,7 +104,10 @@ class DeliveryListView(NamespacedAPIView):
     pagination_class = NewestFirstCursorPagination
 
     @extend_schema(
-        responses={200: DeliverySerializer(many=True), **error_responses(400, 401, 403, 404, 429)}
+        responses={
+            200: WebhookDeliverySerializer(many=True),
+            **error_responses(400, 401, 403, 404, 429),
+        }
     )
     def get(self, request: Request, namespace: str, endpoint_id: str) -> Response:
         endpoint = selectors.endpoint_get(namespace=self.namespace, endpoint_id=endpoint_id)
@@ -106,14 +116,15 @@ class DeliveryListView(NamespacedAPIView):
             selectors.delivery_list(endpoint=endpoint), request, view=self
         )
         assert page is not None  # None only without a page size; this paginator has one
-        return paginator.get_paginated_response(DeliverySerializer(page, many=True).data)
+        return paginator.get_paginated_response(WebhookDeliverySerializer(page, many=True).data)
 
 
 class RedeliverView(NamespacedAPIView):
     required_permissions = {"POST": ADMIN}
 
     @extend_schema(
-        request=None, responses={202: DeliverySerializer, **error_responses(401, 403, 404, 429)}
+        request=None,
+        responses={202: WebhookDeliverySerializer, **error_responses(401, 403, 404, 429)},
     )
     def post(
         self, request: Request, namespace: str, endpoint_id: str, delivery_id: str
@@ -122,4 +133,4 @@ class RedeliverView(NamespacedAPIView):
         delivery = selectors.delivery_get(endpoint=endpoint, delivery_id=delivery_id)
         delivery = services.delivery_redeliver(actor=self.actor, delivery=delivery)
         delivery = selectors.delivery_get(endpoint=endpoint, delivery_id=delivery.pk)
-        return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
+        return Response(WebhookDeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)

@@ -54,6 +54,10 @@ from memoryhub_client.results import (
     Strategy,
     Subject,
     SubjectExport,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEndpointCreated,
+    WebhookSecret,
 )
 from memoryhub_client.retries import RetryPolicy
 from memoryhub_client.version import USER_AGENT
@@ -190,6 +194,7 @@ class AsyncNamespace:
         self.slug = slug
         self.memories = AsyncMemories(hub, slug)
         self.subjects = AsyncSubjects(hub, slug)
+        self.webhooks = AsyncWebhooks(hub, slug)
 
     async def recall(
         self, query: str, *, subject: str | None = None, **options: Unpack[RecallOptions]
@@ -479,4 +484,50 @@ class AsyncSubjects:
             calls.portal_session_create(
                 self._namespace, external_id, return_url=return_url, locale=locale, flow=flow
             )
+        )
+
+
+class AsyncWebhooks:
+    """The namespace's webhook endpoints and their deliveries (needs `webhooks:admin`)."""
+
+    def __init__(self, hub: AsyncMemoryHub, namespace: str) -> None:
+        self._hub = hub
+        self._namespace = namespace
+
+    async def list(self) -> builtins.list[WebhookEndpoint]:
+        return await self._hub._send(calls.webhook_list(self._namespace))
+
+    async def create(
+        self, url: str, *, events: Sequence[str], include_content: bool = False
+    ) -> WebhookEndpointCreated:
+        """A new endpoint; its `secret` is in this answer only."""
+        return await self._hub._send(
+            calls.webhook_create(
+                self._namespace, url=url, events=events, include_content=include_content
+            )
+        )
+
+    async def delete(self, endpoint_id: str) -> None:
+        await self._hub._send(calls.webhook_delete(self._namespace, endpoint_id))
+
+    async def rotate_secret(self, endpoint_id: str) -> WebhookSecret:
+        """A new secret; the previous one keeps signing beside it for the overlap."""
+        return await self._hub._send(calls.webhook_rotate_secret(self._namespace, endpoint_id))
+
+    async def test(self, endpoint_id: str) -> WebhookDelivery:
+        """Send a test event to the endpoint."""
+        return await self._hub._send(calls.webhook_test(self._namespace, endpoint_id))
+
+    def deliveries(
+        self, endpoint_id: str, *, page_size: int | None = None
+    ) -> AsyncIterator[WebhookDelivery]:
+        """The endpoint's deliveries, newest first, with their attempts."""
+        return self._hub._pages(
+            calls.webhook_deliveries(self._namespace, endpoint_id, page_size=page_size)
+        )
+
+    async def redeliver(self, endpoint_id: str, delivery_id: str) -> WebhookDelivery:
+        """Send a delivery again, under the same `webhook-id`."""
+        return await self._hub._send(
+            calls.webhook_redeliver(self._namespace, endpoint_id, delivery_id)
         )

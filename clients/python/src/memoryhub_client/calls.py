@@ -41,6 +41,10 @@ from memoryhub_client.results import (
     Strategy,
     Subject,
     SubjectExport,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEndpointCreated,
+    WebhookSecret,
     from_json,
 )
 
@@ -457,3 +461,58 @@ def audit_list(
         params={name: str(value) for name, value in params.items()},
         repeatable=True,
     )
+
+
+# --- Webhooks (`webhooks:admin`) ------------------------------------------------------------
+
+
+def _hook(namespace: str, endpoint_id: str, rest: str = "") -> str:
+    return _ns(namespace, f"webhooks/{_segment(endpoint_id)}{rest}")
+
+
+def webhook_list(namespace: str) -> Call[list[WebhookEndpoint]]:
+    def read(response: httpx.Response) -> list[WebhookEndpoint]:
+        data = _json(response)
+        if not isinstance(data, list):
+            raise UnexpectedResponse("Expected a list of webhook endpoints.")
+        return [from_json(WebhookEndpoint, item) for item in data]
+
+    return Call("GET", _ns(namespace, "webhooks"), read, repeatable=True)
+
+
+def webhook_create(
+    namespace: str, *, url: str, events: Sequence[str], include_content: bool
+) -> Call[WebhookEndpointCreated]:
+    body = {"url": url, "events": list(events), "include_content": include_content}
+    return Call("POST", _ns(namespace, "webhooks"), _one(WebhookEndpointCreated), body=body)
+
+
+def webhook_delete(namespace: str, endpoint_id: str) -> Call[None]:
+    return Call("DELETE", _hook(namespace, endpoint_id), _nothing)
+
+
+def webhook_rotate_secret(namespace: str, endpoint_id: str) -> Call[WebhookSecret]:
+    # Not repeatable: a second rotation would retire the secret the first one returned.
+    return Call("POST", _hook(namespace, endpoint_id, "/rotate-secret"), _one(WebhookSecret))
+
+
+def webhook_test(namespace: str, endpoint_id: str) -> Call[WebhookDelivery]:
+    return Call("POST", _hook(namespace, endpoint_id, "/test"), _one(WebhookDelivery))
+
+
+def webhook_deliveries(
+    namespace: str, endpoint_id: str, *, page_size: int | None
+) -> Call[Page[WebhookDelivery]]:
+    params = _present(page_size=page_size)
+    return Call(
+        "GET",
+        _hook(namespace, endpoint_id, "/deliveries"),
+        _page(WebhookDelivery),
+        params={name: str(value) for name, value in params.items()},
+        repeatable=True,
+    )
+
+
+def webhook_redeliver(namespace: str, endpoint_id: str, delivery_id: str) -> Call[WebhookDelivery]:
+    path = _hook(namespace, endpoint_id, f"/deliveries/{_segment(delivery_id)}/redeliver")
+    return Call("POST", path, _one(WebhookDelivery), repeatable=True)

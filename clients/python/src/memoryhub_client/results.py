@@ -247,7 +247,66 @@ class SubjectExport(_SubjectExportRequired, total=False):
     eval_cases: list[dict[str, Any]]
 
 
+# --- Webhooks (needs `webhooks:admin`) -----------------------------------------------------
+
+DeliveryStatus = Literal["pending", "delivered", "failed"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpoint:
+    """Where a namespace's events go (never with its secret, except once, at creation)."""
+
+    id: str
+    url: str
+    events: list[str]
+    include_content: bool
+    created_by: str
+    failing_since: datetime | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookEndpointCreated(WebhookEndpoint):
+    secret: str  # `whsec_…`, shown this once
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookSecret:
+    secret: str
+    previous_secret_until: datetime | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookAttempt:
+    started_at: datetime
+    latency_ms: float
+    status_code: int | None
+    response_body: str
+    error: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookDelivery:
+    """One event to one endpoint; `webhook_id` is the receiver's idempotency key."""
+
+    id: str
+    webhook_id: str
+    event_id: str
+    event_type: str
+    status: DeliveryStatus
+    attempts_made: int
+    next_attempt_at: datetime | None
+    last_status_code: int | None
+    created_at: datetime
+    attempts: list[WebhookAttempt]
+
+
 RESULT_TYPES: tuple[type[Any], ...] = (
+    WebhookEndpoint,
+    WebhookEndpointCreated,
+    WebhookSecret,
+    WebhookAttempt,
+    WebhookDelivery,
     Memory,
     MemoryVersion,
     RecallComponents,

@@ -51,6 +51,10 @@ from memoryhub_client.results import (
     Strategy,
     Subject,
     SubjectExport,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEndpointCreated,
+    WebhookSecret,
 )
 from memoryhub_client.retries import RetryPolicy
 from memoryhub_client.version import USER_AGENT
@@ -185,6 +189,7 @@ class Namespace:
         self.slug = slug
         self.memories = Memories(hub, slug)
         self.subjects = Subjects(hub, slug)
+        self.webhooks = Webhooks(hub, slug)
 
     def recall(
         self, query: str, *, subject: str | None = None, **options: Unpack[RecallOptions]
@@ -475,3 +480,47 @@ class Subjects:
                 self._namespace, external_id, return_url=return_url, locale=locale, flow=flow
             )
         )
+
+
+class Webhooks:
+    """The namespace's webhook endpoints and their deliveries (needs `webhooks:admin`)."""
+
+    def __init__(self, hub: MemoryHub, namespace: str) -> None:
+        self._hub = hub
+        self._namespace = namespace
+
+    def list(self) -> builtins.list[WebhookEndpoint]:
+        return self._hub._send(calls.webhook_list(self._namespace))
+
+    def create(
+        self, url: str, *, events: Sequence[str], include_content: bool = False
+    ) -> WebhookEndpointCreated:
+        """A new endpoint; its `secret` is in this answer only."""
+        return self._hub._send(
+            calls.webhook_create(
+                self._namespace, url=url, events=events, include_content=include_content
+            )
+        )
+
+    def delete(self, endpoint_id: str) -> None:
+        self._hub._send(calls.webhook_delete(self._namespace, endpoint_id))
+
+    def rotate_secret(self, endpoint_id: str) -> WebhookSecret:
+        """A new secret; the previous one keeps signing beside it for the overlap."""
+        return self._hub._send(calls.webhook_rotate_secret(self._namespace, endpoint_id))
+
+    def test(self, endpoint_id: str) -> WebhookDelivery:
+        """Send a test event to the endpoint."""
+        return self._hub._send(calls.webhook_test(self._namespace, endpoint_id))
+
+    def deliveries(
+        self, endpoint_id: str, *, page_size: int | None = None
+    ) -> Iterator[WebhookDelivery]:
+        """The endpoint's deliveries, newest first, with their attempts."""
+        return self._hub._pages(
+            calls.webhook_deliveries(self._namespace, endpoint_id, page_size=page_size)
+        )
+
+    def redeliver(self, endpoint_id: str, delivery_id: str) -> WebhookDelivery:
+        """Send a delivery again, under the same `webhook-id`."""
+        return self._hub._send(calls.webhook_redeliver(self._namespace, endpoint_id, delivery_id))
