@@ -39,14 +39,21 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{TENANT_ROLE}') THEN
         BEGIN
             CREATE ROLE {TENANT_ROLE} NOLOGIN;
-        EXCEPTION WHEN insufficient_privilege THEN
-            RAISE EXCEPTION 'MemoryHub needs the role {TENANT_ROLE} for row-level security'
-                USING HINT = 'As a superuser: CREATE ROLE {TENANT_ROLE} NOLOGIN; '
-                    'GRANT {TENANT_ROLE} TO ' || current_user || ';';
+        EXCEPTION
+            -- Roles are the cluster's: another database's migration (a parallel test
+            -- worker's) made it since the check.
+            WHEN duplicate_object OR unique_violation THEN NULL;
+            WHEN insufficient_privilege THEN
+                RAISE EXCEPTION 'MemoryHub needs the role {TENANT_ROLE} for row-level security'
+                    USING HINT = 'As a superuser: CREATE ROLE {TENANT_ROLE} NOLOGIN; '
+                        'GRANT {TENANT_ROLE} TO ' || current_user || ';';
         END;
     END IF;
     IF NOT pg_has_role(current_user, '{TENANT_ROLE}', 'MEMBER') THEN
-        EXECUTE format('GRANT {TENANT_ROLE} TO %I', current_user);
+        BEGIN
+            EXECUTE format('GRANT {TENANT_ROLE} TO %I', current_user);
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;  -- granted meanwhile
+        END;
     END IF;
 END
 $$;
