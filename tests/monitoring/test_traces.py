@@ -352,10 +352,15 @@ def test_a_celery_task_is_traced_without_its_arguments(
     traced_worker: str, redis_url: str, receiver: tuple[str, Received]
 ) -> None:
     _, received = receiver
-    client = Celery(broker=redis_url, backend=redis_url)
+    # Not the current app: the project's tasks, sent by the tests after this one, must keep
+    # finding the project's app (and its producer pool, which closing this one closes).
+    client = Celery(broker=redis_url, backend=redis_url, set_as_current=False)
     client.conf.update(task_serializer="json", accept_content=["json"], result_serializer="json")
-    result = client.send_task("memoryhub.ping", args=[SUBJECT], queue=traced_worker)
-    assert result.get(timeout=60)["pong"] == SUBJECT
+    try:
+        result = client.send_task("memoryhub.ping", args=[SUBJECT], queue=traced_worker)
+        assert result.get(timeout=60)["pong"] == SUBJECT
+    finally:
+        client.close()
     spans = _wait_for_spans(received, {"run/memoryhub.ping"})
     (run,) = [span for span in spans if span.name == "run/memoryhub.ping"]
     assert run.kind == Span.SpanKind.SPAN_KIND_CONSUMER
