@@ -5,6 +5,10 @@ transaction, so what a listener writes commits or rolls back with the change it 
 (apps/webhooks writes its outbox rows this way). A listener runs on every audited write:
 it must return quickly when it has nothing to do, and must not write audit events itself.
 
+A writer may pass `audit_record(about=obj)`, the object as it holds it after the change: it
+reaches the listeners as the private value "about" (so the webhooks need not read a new
+memory again), and is never stored either.
+
 `private(**values)` hands listeners facts the audit row must not hold (the erased subject's
 external id): they live only for the `with` block, in this thread, and are never stored by
 the audit log.
@@ -51,10 +55,13 @@ def private(**values: Any) -> Iterator[None]:
         _private.reset(token)
 
 
-def notify(event: AuditEvent, namespace: Any) -> None:
-    """Tell every listener of `event` (in the caller's transaction)."""
+def notify(event: AuditEvent, namespace: Any, about: Any = None) -> None:
+    """Tell every listener of `event` (in the caller's transaction). The object the writer
+    passed as `about` reaches them as the private value "about"."""
     if not _listeners:
         return
     values = _private.get() or {}
+    if about is not None:
+        values = {**values, "about": about}
     for listener in _listeners:
         listener(event, namespace, values)

@@ -765,6 +765,7 @@ def _dispute(actor: Actor, namespace: Namespace, memory: Memory, *, by_message: 
         object_type="memory",
         object_id=str(memory.id),
         details={"by_message": by_message},
+        about=memory,
     )
 
 

@@ -7,11 +7,12 @@ row carries, read from the object the writer already holds: no query). Otherwise
 the outbox rows in that transaction (services.event_record).
 
 Data is content-free: ids, kinds, statuses, versions, times and counts, from the audit row
-and the memory's row (read in the change's transaction, and only when an endpoint listens
-to the event), as docs/webhooks.md documents each type; never free text such as a purge's
-reason. Bulk actions give one event with their counts: `memory.create_bulk` and
-`document.ingest` a `memory.created` with `bulk: true` and `count` (their audit rows name no
-memory), `memory.bulk_delete` a `memory.deleted`. An ingest job's memories give one
+and the memory's row (the object the writer handed the audit log, or read in the change's
+transaction, and then only when an endpoint listens to the event), as docs/webhooks.md
+documents each type; never free text such as a purge's reason. Bulk actions give one event
+with their counts: `memory.create_bulk` and `document.ingest` a `memory.created` with
+`bulk: true` and `count` (their audit rows name no memory), `memory.bulk_delete` a
+`memory.deleted`. An ingest job's memories give one
 `memory.created` each (the job's result names them).
 
 A namespace object that was loaded before an endpoint was added (a sweep's loop over
@@ -88,19 +89,27 @@ def _uuid(value: str) -> uuid.UUID | None:
         return None
 
 
-def _memory_fields(event: AuditEvent) -> dict[str, Any]:
-    """What the memory's row says now (kind, status, version, validity): it is read in the
-    change's transaction, so after the change. Nothing when it is gone."""
+MEMORY_FIELDS = ("kind", "status", "version", "valid_to", "superseded_by_id", "created_at")
+
+
+def _memory_row(event: AuditEvent, about: Any) -> dict[str, Any] | None:
+    """The memory's row now (after the change): the object the writer handed the audit log
+    when it is that memory (a new one), else read in the change's transaction."""
     from apps.memories.models import Memory
 
+    if isinstance(about, Memory) and str(about.pk) == event.object_id:
+        return {name: getattr(about, name) for name in MEMORY_FIELDS}
     memory_id = _uuid(event.object_id)
-    row = (
-        Memory.objects.filter(namespace_id=event.namespace_id, pk=memory_id)
-        .values("kind", "status", "version", "valid_to", "superseded_by_id", "created_at")
-        .first()
-        if memory_id and event.namespace_id is not None
-        else None
-    )
+    if not memory_id or event.namespace_id is None:
+        return None
+    rows = Memory.objects.filter(namespace_id=event.namespace_id, pk=memory_id)
+    return rows.values(*MEMORY_FIELDS).first()
+
+
+def _memory_fields(event: AuditEvent, about: Any = None) -> dict[str, Any]:
+    """What the memory's row says now (kind, status, version, validity). Nothing when it is
+    gone."""
+    row = _memory_row(event, about)
     if row is None:
         return {}
     return {
@@ -165,7 +174,11 @@ def _ended(
 def _disputed(
     event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
 ) -> dict[str, Any]:
-    return {**_pick(row, "kind"), "disputed_by": None, "disputed_at": at}
+    return {
+        **_pick(row, "kind"),
+        "disputed_by": details.get("by_message") or None,
+        "disputed_at": at,
+    }
 
 
 def _deleted(
@@ -310,7 +323,7 @@ def event_data(event: AuditEvent, event_type: str, private: Mapping[str, Any]) -
         data["memory_id"] = event.object_id
     if event.namespace_id is not None:
         data["subject_id"] = str(event.subject_id) if event.subject_id else None
-    row = _memory_fields(event) if event_type.startswith("memory.") else {}
+    row = _memory_fields(event, private.get("about")) if event_type.startswith("memory.") else {}
     data.update(BUILDERS[event_type](event, details, row, event.created_at.isoformat()))
     if event_type == "subject.erased":
         data["via"] = private.get("via", "")
@@ -331,10 +344,14 @@ def on_audit_event(event: AuditEvent, namespace: Any, private: Mapping[str, Any]
         for data in _ingested(event):
             services.event_record(audit_event=event, event_type="memory.created", data=data)
         return
+    # With the memory in hand the data costs no query: it is built first, and the outbox rows
+    # take one statement. Otherwise it is built only if an endpoint listens.
+    at_hand = "about" in private and event.object_type == "memory"
     for event_type in types:
+        build = partial(event_data, event, event_type, private)
         services.event_record(
             audit_event=event,
             event_type=event_type,
-            data=partial(event_data, event, event_type, private),
+            data=build() if at_hand else build,
             external_id=private.get("external_id") if event_type == "subject.erased" else None,
         )

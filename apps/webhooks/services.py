@@ -3,6 +3,7 @@ in its transaction (content-free: ids, URLs' hosts are not secrets, counts)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -10,7 +11,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import transaction
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext_noop
@@ -216,44 +218,127 @@ def _namespaces_of(audit_event: AuditEvent) -> list[int]:
     return list(Namespace.objects.filter(webhook_endpoints__gt=0).values_list("pk", flat=True))
 
 
+# The event and a delivery to each subscribed endpoint in one statement: nothing is written
+# when no endpoint subscribes. The endpoints are the namespace's subscribed ones, or (%(chosen)s
+# not null) the ones the caller already read.
+_OUTBOX_INSERT = """
+WITH endpoint AS (
+    SELECT id FROM webhooks_webhookendpoint
+    WHERE namespace_id = %(namespace)s AND events @> ARRAY[%(type)s]::varchar(64)[]
+      AND (%(chosen)s::uuid[] IS NULL OR id = ANY(%(chosen)s::uuid[]))
+), event AS (
+    INSERT INTO webhooks_webhookevent
+        (id, namespace_id, type, data, subject_id, subject_fingerprint, audit_event_id, created_at)
+    SELECT %(event)s, %(namespace)s, %(type)s, %(data)s, %(subject)s, %(fingerprint)s,
+        %(audit)s, %(at)s
+    WHERE EXISTS (SELECT 1 FROM endpoint)
+    RETURNING id
+)
+INSERT INTO webhooks_webhookdelivery
+    (id, namespace_id, event_id, endpoint_id, status, attempts, next_attempt_at, key_version,
+     created_at, updated_at)
+SELECT gen_random_uuid(), %(namespace)s, event.id, endpoint.id, 'pending', 0, %(at)s, 1,
+    %(now)s, %(now)s
+FROM event CROSS JOIN endpoint
+RETURNING id
+"""
+
+
+def _outbox_insert(
+    *,
+    audit_event: AuditEvent,
+    namespace_id: int,
+    event_type: str,
+    data: dict[str, Any],
+    chosen: list[uuid.UUID] | None,
+) -> list[uuid.UUID]:
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _OUTBOX_INSERT,
+            {
+                "namespace": namespace_id,
+                "type": event_type,
+                "chosen": chosen,
+                "event": uuid.uuid4(),
+                "data": json.dumps(data, cls=DjangoJSONEncoder),
+                "subject": audit_event.subject_id,
+                "fingerprint": str(data.get("subject_fingerprint", ""))[:64],
+                "audit": audit_event.pk,
+                "at": audit_event.created_at,
+                "now": now,
+            },
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _sealed_outbox_insert(
+    *,
+    audit_event: AuditEvent,
+    namespace_id: int,
+    event_type: str,
+    data: dict[str, Any],
+    endpoints: list[WebhookEndpoint],
+    external_id: str,
+) -> list[uuid.UUID]:
+    """The outbox rows when some deliveries carry the erased subject's sealed external id
+    (each sealed under the namespace's key, bound to its own row)."""
+    event = WebhookEvent.objects.create(
+        namespace_id=namespace_id,
+        type=event_type,
+        data=data,
+        subject_id=audit_event.subject_id,
+        subject_fingerprint=str(data.get("subject_fingerprint", ""))[:64],
+        audit_event_id=audit_event.pk,
+        created_at=audit_event.created_at,
+    )
+    return [d.pk for d in _deliveries_create(event, endpoints, external_id)]
+
+
 def event_record(
     *,
     audit_event: AuditEvent,
     event_type: str,
     data: dict[str, Any] | Callable[[], dict[str, Any]],
     external_id: str | None = None,
-) -> list[WebhookDelivery]:
+) -> list[uuid.UUID]:
     """The outbox rows of one event, in the caller's transaction (the audited change's): the
     event and a delivery to each endpoint of its namespace subscribed to its type, sent
-    after the commit. Nothing is written (and `data`, when it is a function, is not built)
-    when no endpoint subscribes. `external_id`
-    (subject.erased) is sealed into the deliveries to include_content endpoints only."""
+    after the commit; the deliveries' ids are returned. Nothing is written when no endpoint
+    subscribes.
+
+    `data` given as a dict (cheap to build) costs one statement in all. Given as a function
+    (it reads the database), the subscribed endpoints are read first and it is called only
+    if there are any. `external_id` (subject.erased) is sealed into the deliveries to
+    include_content endpoints only."""
     from apps.webhooks.dispatch import deliveries_send_after_commit
 
-    created: list[WebhookDelivery] = []
+    created: list[uuid.UUID] = []
     for namespace_id in _namespaces_of(audit_event):
-        endpoints = list(
-            WebhookEndpoint.objects.filter(namespace_id=namespace_id, events__contains=[event_type])
-        )
-        if not endpoints:
-            continue
-        if callable(data):  # built only for an event someone listens to
-            data = data()
+        endpoints: list[WebhookEndpoint] | None = None
+        if callable(data) or external_id or audit_event.namespace_id is None:
+            endpoints = list(
+                WebhookEndpoint.objects.filter(
+                    namespace_id=namespace_id, events__contains=[event_type]
+                )
+            )
+            if not endpoints:
+                continue
+        built = data() if callable(data) else data  # built only for an event someone hears
+        data = built
         if audit_event.namespace_id is None:  # a global event, told to each namespace
             slug = Namespace.objects.filter(pk=namespace_id).values_list("slug", flat=True)
-            data = {**data, "namespace": slug.first() or ""}
-        event = WebhookEvent.objects.create(
-            namespace_id=namespace_id,
-            type=event_type,
-            data=data,
-            subject_id=audit_event.subject_id,
-            subject_fingerprint=str(data.get("subject_fingerprint", ""))[:64],
-            audit_event_id=audit_event.pk,
-            created_at=audit_event.created_at,
-        )
-        created += _deliveries_create(event, endpoints, external_id)
+            built = {**built, "namespace": slug.first() or ""}
+        where = {"audit_event": audit_event, "namespace_id": namespace_id, "data": built}
+        if external_id and endpoints and any(e.include_content for e in endpoints):
+            created += _sealed_outbox_insert(
+                **where, event_type=event_type, endpoints=endpoints, external_id=external_id
+            )
+        else:
+            chosen = [e.pk for e in endpoints] if endpoints is not None else None
+            created += _outbox_insert(**where, event_type=event_type, chosen=chosen)
     if created:
-        deliveries_send_after_commit([d.pk for d in created])
+        deliveries_send_after_commit(created)
     return created
 
 

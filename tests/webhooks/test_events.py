@@ -7,7 +7,9 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.audit.actors import Actor
@@ -27,7 +29,7 @@ from apps.memories.services.subjects import subject_export
 from apps.pipeline.lifecycle import expire
 from apps.webhooks.catalog import EVENT_TYPES
 from apps.webhooks.delivery import deliver_due
-from apps.webhooks.models import WebhookDelivery
+from apps.webhooks.models import WebhookDelivery, WebhookEvent
 from tests.conftest import Tenant
 from tests.webhooks.conftest import Receiver, hook_for
 
@@ -83,7 +85,7 @@ def every_change(tenant: Tenant) -> None:
     second = remember(tenant, "Lives in Shanghai")
     memory_update(actor=ACTOR, memory=second, content="Lives in Shanghai, Pudong")
     _memory_audit(tenant, "memory.supersede", first, {"successor": str(second.pk)})
-    _memory_audit(tenant, "memory.dispute", second, {"by_message": None})
+    _memory_audit(tenant, "memory.dispute", second, {"by_message": "msg-7"})
     memory_approve(actor=ACTOR, memory=second)
     memory_end(actor=ACTOR, memory=Memory.objects.get(pk=second.pk))
     memory_delete(actor=ACTOR, memory=Memory.objects.get(pk=first.pk))
@@ -134,6 +136,8 @@ def test_every_event_type_is_delivered_signed_and_without_content(
         assert not missing, (payload["type"], missing)
     created = next(p["data"] for p in payloads if p["type"] == "memory.created")
     assert (created["kind"], created["status"], created["version"]) == ("semantic", "active", 1)
+    disputed = next(p["data"] for p in payloads if p["type"] == "memory.disputed")
+    assert disputed["disputed_by"] == "msg-7"  # the turn's message id
     assert erased["data"]["via"] == "api"
     deleted = next(p["data"] for p in payloads if p["type"] == "memory.deleted")
     assert deleted["kind"] == "semantic"
@@ -144,6 +148,34 @@ def test_every_event_type_is_delivered_signed_and_without_content(
     assert all(set(p) == {"type", "timestamp", "data"} for p in payloads)
     ids = [a.headers["webhook-id"] for a in receiver.arrivals]
     assert len(ids) == len(set(ids)) == WebhookDelivery.objects.count()
+
+
+def test_a_new_memory_s_event_and_deliveries_are_one_statement_of_its_write(
+    acme: Tenant, receiver: Receiver
+) -> None:
+    """The write-rate cost: the outbox rows of memory.created are a single INSERT (the
+    endpoints chosen inside it, the memory's fields from the object the writer holds)."""
+    remember(acme, "Warm-up: the subject exists")
+
+    def statements(text: str) -> list[str]:
+        with CaptureQueriesContext(connection) as captured:
+            remember(acme, text)
+        return [q["sql"] for q in captured.captured_queries]
+
+    without = statements("Likes green tea")
+    hook_for(acme, receiver.url, ["memory.created"])
+    hook_for(acme, receiver.url, ["memory.created", "memory.deleted"])
+    hook_for(acme, receiver.url, ["memory.deleted"])
+    with_endpoints = statements("Likes black tea")
+    black_tea = Memory.objects.latest("created_at")
+    extra = len(with_endpoints) - len(without)
+    assert extra == 1, with_endpoints
+    assert WebhookDelivery.objects.count() == 2  # the two subscribed endpoints
+    (event,) = WebhookEvent.objects.all()
+    assert event.type == "memory.created"
+    assert event.data["version"] == 1
+    assert event.data["memory_id"] == str(black_tea.pk)
+    assert event.data["created_at"] == black_tea.created_at.isoformat()  # the memory's own time
 
 
 def test_another_namespace_s_events_do_not_reach_an_endpoint(

@@ -156,6 +156,7 @@ def memory_create(
                 "tokens": memory.token_count,
                 **({"pii": found, "pii_policy": namespace.pii_policy} if found else {}),
             },
+            about=memory,
         )
     return memory
 
