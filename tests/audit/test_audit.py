@@ -365,6 +365,8 @@ def test_audit_verify_names_an_edited_event(chain: list[AuditEvent]) -> None:
         )
     with pytest.raises(CommandError, match=rf"broken at event {target.pk} .*: hash does not match"):
         verify()
+    (recorded,) = AuditEvent.objects.filter(action="audit.chain_broken")
+    assert recorded.details["broken_event_id"] == target.pk  # what the webhooks hear of
 
 
 def test_audit_verify_names_the_event_after_a_deleted_one(chain: list[AuditEvent]) -> None:

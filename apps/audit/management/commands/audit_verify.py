@@ -1,4 +1,5 @@
-"""Walk the audit hash chains (every one, or one); exit non-zero naming the first broken link."""
+"""Walk the audit hash chains (every one, or one); exit non-zero naming the first broken link.
+A broken chain is also recorded as a failed verification, audited as `audit.chain_broken`."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.audit import chain
 from apps.audit.models import AuditEvent
 from apps.audit.selectors import audit_chain_verify, chain_heads
+from apps.audit.services import chain_verification_run
 
 
 class Command(BaseCommand):
@@ -29,6 +31,8 @@ class Command(BaseCommand):
         checked, broken = audit_chain_verify(chain_key)
         what = "Audit chain" if chain_key is not None else "Audit chains"
         if broken is not None:
+            # Recorded as a verification (its failure audited: webhooks' receivers hear of it).
+            chain_verification_run(requested_by="audit_verify", full=True, chain_key=chain_key)
             raise CommandError(
                 f"{what} broken at event {broken.event_id} ({chain_name(broken.chain)}): "
                 f"{broken.reason} ({checked} events before it are intact)."
