@@ -73,8 +73,11 @@ def event_types(event: AuditEvent) -> tuple[str, ...]:
     if event.outcome != "success" and event.action != "audit.chain_broken":
         return ()
     types = BY_ACTION.get(event.action, ())
-    if event.action == "memory.supersede" and (event.details or {}).get("successor", "") is None:
+    details = event.details or {}
+    if event.action == "memory.supersede" and details.get("successor", "") is None:
         return ("memory.ended",)  # superseded by nothing: it ended
+    if event.action == "memory.update" and details.get("review"):
+        return (*types, "review.resolved")  # a disputed fact corrected: the doubt settled
     return types
 
 
@@ -211,7 +214,7 @@ def _resolved(
     event: AuditEvent, details: Mapping[str, Any], row: dict[str, Any], at: str
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "resolution": RESOLUTIONS[event.action],
+        "resolution": RESOLUTIONS.get(event.action) or details.get("review"),
         "merged_into": None,
         "resolved_at": at,
     }

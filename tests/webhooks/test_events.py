@@ -178,6 +178,24 @@ def test_a_new_memory_s_event_and_deliveries_are_one_statement_of_its_write(
     assert event.data["created_at"] == black_tea.created_at.isoformat()  # the memory's own time
 
 
+def test_correcting_a_disputed_fact_is_a_review_resolved_as_edited(
+    acme: Tenant, receiver: Receiver
+) -> None:
+    hook = hook_for(acme, receiver.url, ["memory.updated", "review.resolved"])
+    fact = remember(acme, "Allergic to penicillin")
+    Memory.objects.filter(pk=fact.pk).update(status="disputed")
+    memory_update(actor=ACTOR, memory=fact, content="Allergic to amoxicillin")
+    memory_update(actor=ACTOR, memory=fact, content="Allergic to amoxicillin, mildly")
+    while deliver_due():
+        pass
+    types = [p["type"] for p in receiver.verified(hook.secret)]
+    assert sorted(types) == ["memory.updated", "memory.updated", "review.resolved"]
+    (resolved,) = [
+        p["data"] for p in receiver.verified(hook.secret) if p["type"] == "review.resolved"
+    ]
+    assert (resolved["resolution"], resolved["memory_id"]) == ("edited", str(fact.pk))
+
+
 def test_another_namespace_s_events_do_not_reach_an_endpoint(
     acme: Tenant, globex: Tenant, receiver: Receiver
 ) -> None:

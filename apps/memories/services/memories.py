@@ -463,6 +463,7 @@ def memory_update(
         if screened.tags:
             changes["tags"] = sorted(set(changes.get("tags", memory.tags)) | set(screened.tags))
     keys = keys or KeyCache()
+    settled = False
     with transaction.atomic():
         memory = Memory.objects.select_for_update().select_related("namespace").get(pk=memory.pk)
         changed = sorted(name for name, value in changes.items() if getattr(memory, name) != value)
@@ -474,6 +475,7 @@ def memory_update(
                 memory.status = Status.ACTIVE
                 memory.metadata = {**memory.metadata, "reviewed_at": timezone.now().isoformat()}
                 changed += ["status"]
+                settled = True
             memory.version += 1
             _seal_and_index(keys, memory, content)
             _store_version(
@@ -494,7 +496,11 @@ def memory_update(
             actor=actor,
             action="memory.update",
             memory=memory,
-            details={"fields": changed, "version": memory.version},
+            details={
+                "fields": changed,
+                "version": memory.version,
+                **({"review": "edited"} if settled else {}),  # a review decision too
+            },
         )
     return memory
 
