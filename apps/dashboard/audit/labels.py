@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from apps.audit.models import AuditEvent
 from apps.audit.selectors import AuditScope, audit_erased_subjects
@@ -30,7 +30,7 @@ OBJECT_TYPES = {
     "namespace": gettext_lazy("namespace"),
     "user": gettext_lazy("user"),
     "api_key": gettext_lazy("API key"),
-    "job": gettext_lazy("job"),
+    "job": pgettext_lazy("an audit event's object", "job"),
     "webhook_endpoint": gettext_lazy("webhook endpoint"),
     "chain_verification": gettext_lazy("chain verification"),
     "document": gettext_lazy("document"),

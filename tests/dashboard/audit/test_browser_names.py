@@ -35,11 +35,11 @@ SAID = {
     "zh-hans": {
         "memory": "demo-user-1 的语义记忆",
         "viewer memory": "某个主体的语义记忆",
-        "erased": "已擦除的主体",
+        "erased": "已抹除的主体",
         "count": "第 1–{shown} 条，共 {total} 条",
         "box": "已检查 acme 的链中 {total} 个事件里的 {checked} 个：完好。"
-        "最新的一个是在检查开始后写入的。",
-        "box filtered": "acme 的链中符合筛选条件的",
+        "最新的 1 个是在检查开始后写入的。",
+        "box filtered": "acme 的链（经筛选）",
     },
 }
 
