@@ -122,11 +122,7 @@ def _subject_label(
     subject_id: str,
     subjects: _Subjects,
     scope: AuditScope,
-    *,
-    standalone: bool = True,
 ) -> Label | None:
-    """A subject as a label of its own ("subject demo-user-1") or, not `standalone`, as
-    whose a memory is ("demo-user-1")."""
     if not subject_id:
         return None
     if subject_id in subjects.erased:
@@ -139,7 +135,7 @@ def _subject_label(
     if not scope.shows_external_ids(event.namespace_id):
         return Label(_("a subject"), url)
     name = subjects.names[subject_id]
-    return Label(_("subject %(name)s") % {"name": name} if standalone else name, url)
+    return Label(_("subject %(name)s") % {"name": name}, url)
 
 
 def _memory_label(
@@ -148,22 +144,29 @@ def _memory_label(
     kind = memory.kind if memory else str((event.details or {}).get("kind", ""))
     what = str(MEMORY_KINDS.get(kind, OBJECT_TYPES["memory"]))
     subject_id = memory.subject_id if memory else event.subject_id
-    whose = _subject_label(event, str(subject_id or ""), subjects, scope, standalone=False)
-    if subject_id is None:
+    if subject_id is not None:
+        text = _whose(what, str(subject_id), subjects, scope.shows_external_ids(event.namespace_id))
+    elif memory is not None:
         text = _("%(memory)s shared by the namespace") % {"memory": what}
-    else:
-        whose_text = _whose(whose)
-        text = _("%(memory)s of %(subject)s") % {"memory": what, "subject": whose_text}
-    if memory is None or not event.namespace_slug:
-        return Label(_("%(label)s (deleted)") % {"label": text} if memory is None else text)
+    else:  # gone, and whose it was is not known
+        text = f"{what} {_short(event.object_id)}"
+    if memory is None:
+        return Label(_("%(label)s (deleted)") % {"label": text})
+    if not event.namespace_slug:
+        return Label(text)
     url = reverse("dashboard:memories:detail", args=[event.namespace_slug, event.object_id])
     return Label(text, url)
 
 
-def _whose(subject: Label | None) -> str:
-    if subject is None:
-        return _("a subject")
-    return _("an erased subject") if subject.fingerprint else subject.text
+def _whose(what: str, subject_id: str, subjects: _Subjects, external_ids: bool) -> str:
+    """ "semantic memory of demo-user-1", or of a subject not named to this viewer."""
+    if subject_id in subjects.erased:
+        return _("%(memory)s of an erased subject") % {"memory": what}
+    if subject_id not in subjects.names:
+        return _("%(memory)s of a deleted subject") % {"memory": what}
+    if not external_ids:
+        return _("%(memory)s of a subject") % {"memory": what}
+    return _("%(memory)s of %(subject)s") % {"memory": what, "subject": subjects.names[subject_id]}
 
 
 def _other_label(event: AuditEvent, scope: AuditScope, users: dict[str, str]) -> Label | None:
