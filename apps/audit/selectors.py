@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -158,14 +158,20 @@ CLOCK_SLACK = timedelta(minutes=10)
 
 @dataclass(frozen=True)
 class AuditScope:
-    """What a viewer may read of the log: everything, or the events of these namespaces."""
+    """What a viewer may read of the log: everything, or the events of these namespaces; and
+    where the subjects' external ids may be shown (owners and editors; viewers see the
+    labels without them)."""
 
     everything: bool  # a superuser
-    namespaces: dict[str, int]  # slug -> id: those the viewer may filter by (all, or owned)
+    namespaces: dict[str, int]  # slug -> id: those the viewer may filter by (all, or a member's)
+    identifying: frozenset[int] = frozenset()  # ids of those whose external ids they may see
 
     @property
     def any(self) -> bool:
         return self.everything or bool(self.namespaces)
+
+    def shows_external_ids(self, namespace_id: int | None) -> bool:
+        return self.everything or namespace_id in self.identifying
 
 
 def audit_events_visible(scope: AuditScope) -> QuerySet[AuditEvent]:
@@ -174,10 +180,6 @@ def audit_events_visible(scope: AuditScope) -> QuerySet[AuditEvent]:
     if not scope.namespaces:
         return AuditEvent.objects.none()
     return AuditEvent.objects.filter(namespace_id__in=sorted(scope.namespaces.values()))
-
-
-# subject ids -> the external ids they go by (the store's; the viewer passes the lookup)
-NameLookup = Callable[[Collection[uuid.UUID]], dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -189,21 +191,15 @@ class AuditPage:
     end: int
     next_cursor: str | None
     previous_cursor: str | None
-    subject_names: dict[str, str] = field(default_factory=dict)  # subject id -> external id
+    # Of the events the filters match, those newer than the latest walk's last intact event
+    # (exact up to COUNT_CAP): counted over the same query as `total`. None without a walk.
+    unchecked: int | None = None
 
     @property
-    def rows(self) -> Iterator[tuple[AuditEvent, str]]:
-        """Each event with the name its subject goes by ("" for none, or one erased)."""
-        for event in self.events:
-            yield event, self.subject_names.get(str(event.subject_id), "")
-
-
-def _no_names(ids: Collection[uuid.UUID]) -> dict[str, str]:
-    return {}
-
-
-def _subject_names(events: list[AuditEvent], name_subjects: NameLookup) -> dict[str, str]:
-    return name_subjects({event.subject_id for event in events if event.subject_id})
+    def checked(self) -> int:
+        """How many of the matching events the latest walk found intact (0 when capped:
+        the box then speaks of the unchecked ones only)."""
+        return max(self.total - (self.unchecked or 0), 0)
 
 
 # Ids rise with time (events are appended under the chain head's lock): the id alone orders
@@ -217,14 +213,19 @@ def audit_page(
     size: int,
     after: str = "",
     before: str = "",
-    name_subjects: NameLookup = _no_names,
+    checked_through: int | None = None,
 ) -> AuditPage:
     """A page of `events`, newest first, by keyset on the id: `after` a cursor is the next
     page, `before` one the previous; a cursor that does not parse is the first page. The
-    count is exact up to COUNT_CAP (a LIMITed subquery), else reported as capped.
-    `name_subjects` names the page's subjects (subject id -> external id): the subjects are
-    the store's, above this app."""
+    count is exact up to COUNT_CAP (a LIMITed subquery), else reported as capped. What the
+    events' objects and subjects are called is the viewer's to resolve (the store's names,
+    above this app), for the page's events only. With `checked_through` (the newest event a
+    walk found intact) it also counts the matching events after it, over the same query."""
     total = events.order_by()[: COUNT_CAP + 1].count()
+    unchecked = None
+    if checked_through is not None:
+        newer = events.filter(id__gt=checked_through).order_by()[: COUNT_CAP + 1]
+        unchecked = min(newer.count(), COUNT_CAP)
     page = cursor_page(events, order=NEWEST_FIRST, size=size, after=after, before=before)
     return AuditPage(
         events=page.rows,
@@ -234,8 +235,24 @@ def audit_page(
         end=page.end,
         next_cursor=page.next_cursor,
         previous_cursor=page.previous_cursor,
-        subject_names=_subject_names(page.rows, name_subjects),
+        unchecked=unchecked,
     )
+
+
+def audit_erased_subjects(*, subject_ids: Collection[uuid.UUID]) -> dict[str, str]:
+    """The fingerprints of the erased subjects among `subject_ids` (subject id as text ->
+    the HMAC fingerprint of its external id that its erasure receipt carries), read from
+    their `subject.erase` events. The caller has scoped the ids (they come from events it
+    may see). One query, by the subject index."""
+    if not subject_ids:
+        return {}
+    erasures = AuditEvent.objects.filter(
+        subject_id__in=list(subject_ids), action="subject.erase"
+    ).values_list("subject_id", "details")
+    return {
+        str(subject_id): str((details or {}).get("subject_fingerprint", ""))
+        for subject_id, details in erasures
+    }
 
 
 @dataclass(frozen=True)
@@ -245,12 +262,9 @@ class EventView:
     hash_matches: bool  # its stored hash is the hash of its fields
     previous_id: int | None  # the neighbours the viewer may see
     next_id: int | None
-    subject_name: str = ""  # the external id its subject goes by ("" for none, or erased)
 
 
-def audit_event_view(
-    *, scope: AuditScope, event_id: int, name_subjects: NameLookup = _no_names
-) -> EventView | None:
+def audit_event_view(*, scope: AuditScope, event_id: int) -> EventView | None:
     """One event the viewer may see, with its neighbours in their scope; None otherwise."""
     visible = audit_events_visible(scope)
     event = visible.filter(pk=event_id).first()
@@ -265,7 +279,6 @@ def audit_event_view(
         .values_list("id", flat=True)
         .first(),
         next_id=visible.filter(id__gt=event.pk).order_by("id").values_list("id", flat=True).first(),
-        subject_name=_subject_names([event], name_subjects).get(str(event.subject_id), ""),
     )
 
 

@@ -360,6 +360,9 @@ def _walk(verification: ChainVerification) -> ChainVerification:
         _save_progress(verification, through)
     if broken is None:
         broken = chain_truncation(chain_key=verification.chain)
+    # `to_check` was an estimate from the ids (a rolled-back append leaves a gap): at the end
+    # it is what was checked and the events it did not reach, so "N of M" counts events.
+    verification.to_check = walk.checked + events.filter(id__gt=through.event_id).count()
     verification.finished_at = timezone.now()
     verification.status = (
         VerificationStatus.SUCCEEDED if broken is None else VerificationStatus.BROKEN

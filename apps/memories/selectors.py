@@ -179,6 +179,62 @@ def procedural_memories(
     return memories, overflow
 
 
+@dataclass(frozen=True)
+class MemoryNaming:
+    """What names a memory in a list of events: its kind and whose it is."""
+
+    namespace_id: int
+    kind: str
+    subject_id: uuid.UUID | None  # None: shared by the namespace
+
+
+def memory_namings(ids: Collection[str]) -> dict[str, MemoryNaming]:
+    """The memories with these ids (as text; ids that are not UUIDs are skipped), by id as
+    text; a deleted one is absent. For naming memories in lists the caller has already
+    scoped (the audit viewer's events). One query, by the primary key."""
+    valid = []
+    for raw in ids:
+        try:
+            valid.append(uuid.UUID(raw))
+        except ValueError:
+            continue
+    if not valid:
+        return {}
+    found = Memory.objects.filter(pk__in=valid).values_list(
+        "pk", "namespace_id", "kind", "subject_id"
+    )
+    return {str(pk): MemoryNaming(ns, kind, subject) for pk, ns, kind, subject in found}
+
+
+def subject_suggestions(
+    *, namespace_ids: Collection[int], prefix: str, limit: int = 10
+) -> list[str]:
+    """Up to `limit` external ids of the namespaces' subjects that start with `prefix`, in
+    order (the audit viewer's suggestions; the caller has checked the viewer may see them)."""
+    if not namespace_ids or "\x00" in prefix:
+        return []
+    found = (
+        Subject.objects.filter(namespace_id__in=list(namespace_ids), external_id__startswith=prefix)
+        .order_by("external_id")
+        .values_list("external_id", flat=True)
+        .distinct()[:limit]
+    )
+    return list(found)
+
+
+def subject_ids_by_external_id(
+    *, namespace_ids: Collection[int], external_id: str
+) -> list[uuid.UUID]:
+    """The ids of the namespaces' subjects known by `external_id` (one a namespace)."""
+    if not namespace_ids or "\x00" in external_id:
+        return []
+    return list(
+        Subject.objects.filter(
+            namespace_id__in=list(namespace_ids), external_id=external_id
+        ).values_list("pk", flat=True)
+    )
+
+
 def subject_external_ids(ids: Collection[uuid.UUID]) -> dict[str, str]:
     """The external ids the subjects with these ids go by (subject id as text -> external id);
     an erased subject is absent. For naming subjects in lists the caller has already scoped

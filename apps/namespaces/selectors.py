@@ -67,10 +67,21 @@ def namespace_names(ids: Collection[int]) -> dict[int, str]:
 
 
 def audit_scope_for(user: User) -> AuditScope:
-    """What `user` may read of the audit log: a superuser every event; an owner the events of
-    the namespaces they own; anyone else none (one query)."""
-    owned = namespaces_for_user(user, min_role=MembershipRole.OWNER).values_list("slug", "pk")
-    return AuditScope(everything=user.is_superuser, namespaces=dict(owned))
+    """What `user` may read of the audit log: a superuser every event; a member the events of
+    their namespaces, with the subjects' external ids where they own or edit (a viewer sees
+    the labels without them); anyone else none (one query)."""
+    if user.is_superuser:
+        every = dict(Namespace.objects.values_list("slug", "pk"))
+        return AuditScope(everything=True, namespaces=every, identifying=frozenset(every.values()))
+    identifying = {MembershipRole.OWNER, MembershipRole.EDITOR}
+    rows = list(
+        Membership.objects.filter(user=user).values_list("namespace__slug", "namespace_id", "role")
+    )
+    return AuditScope(
+        everything=False,
+        namespaces={slug: pk for slug, pk, _role in rows},
+        identifying=frozenset(pk for _slug, pk, role in rows if role in identifying),
+    )
 
 
 def audit_scope_namespace(scope: AuditScope, slug: str) -> Namespace | None:

@@ -65,6 +65,7 @@ NOT_PAGES = {
     "dashboard:quality:variant_promote": "POST only",
     "dashboard:audit:export": "a JSON lines download",
     "dashboard:audit:verify": "POST only",
+    "dashboard:audit:subjects": "the subject filter's <datalist> options (tests/dashboard/audit)",
     "dashboard:webhooks:change": "POST only",
     "privacy:enter": "a redirect into the portal",
     "privacy:export_json": "a JSON download",

@@ -7,6 +7,7 @@ app_name = "audit"
 urlpatterns = [
     path("audit/", views.audit_log, name="log"),
     path("audit/export.jsonl", views.audit_export, name="export"),
+    path("audit/subjects/", views.subject_suggestions, name="subjects"),
     path("audit/verify/", views.chain_verify, name="verify"),
     path(
         "audit/verifications/<int:verification_id>/",

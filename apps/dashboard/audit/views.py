@@ -2,10 +2,11 @@
 an event's detail, the export as JSON lines, and the chain's verification.
 
 Who sees what (apps.namespaces.selectors.audit_scope_for): superusers every event; a
-namespace's owner the events of the namespaces they own; anyone else an empty log that says
-so, and 404 on every other URL here. The chain's state and "verify now" span every
-namespace: superusers only (owners get 403). One view and one template serve a page and its
-htmx fragment.
+namespace's members the events of their namespaces, owners and editors with the subjects'
+external ids, viewers without; anyone else an empty log that says so, and 404 on every other
+URL here. The integrity box speaks of the events listed; the verifications' pages and
+"verify now" span every namespace: superusers only (members get 403). One view and one
+template serve a page and its htmx fragment.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ from apps.audit.services import audit_export_record
 from apps.audit.tasks import chain_verification_request
 from apps.dashboard.audit.filters import PAGE_SIZES, AuditEventFilter
 from apps.dashboard.audit.forms import VerifyForm
-from apps.memories.selectors import subject_external_ids
+from apps.dashboard.audit.integrity import integrity_box
+from apps.dashboard.audit.labels import audit_event_labels
+from apps.memories.selectors import subject_suggestions as subject_suggestions_for
 from apps.namespaces.selectors import audit_scope_for, audit_scope_namespace, namespace_names
 from memoryhub.replica import reading_from_replica
 
@@ -63,9 +66,7 @@ def _scope(request: DashboardRequest, *, chain: bool = False) -> selectors.Audit
 
 def _filterset(request: DashboardRequest, scope: selectors.AuditScope) -> AuditEventFilter:
     return AuditEventFilter(
-        request.GET or None,
-        queryset=selectors.audit_events_visible(scope),
-        namespaces=scope.namespaces,
+        request.GET or None, queryset=selectors.audit_events_visible(scope), scope=scope
     )
 
 
@@ -84,7 +85,12 @@ def _without(query: QueryDict, *names: str) -> str:
     return kept.urlencode()
 
 
-def _chain_context(status: ChainVerification | None) -> dict[str, object]:
+def _chain_context(
+    status: ChainVerification | None, scope: selectors.AuditScope
+) -> dict[str, object]:
+    """The latest walk for the integrity box; a running one and "verify now" for superusers."""
+    if not scope.everything:
+        return {"status": status}
     return {
         "status": status,
         "running": chain_verification_running(),
@@ -97,7 +103,9 @@ def _chain_context(status: ChainVerification | None) -> dict[str, object]:
 def audit_log(request: DashboardRequest) -> HttpResponse:
     """Newest first, filtered by the query string, a cursor page at a time, read from the
     replica when it may serve the request (memoryhub/replica.py). Not the export: it records
-    itself in the log before it reads, so it reads the primary, through the event it names."""
+    itself in the log before it reads, so it reads the primary, through the event it names.
+    The integrity box counts over the list's own query (how many of its events the latest
+    walk checked)."""
     scope = audit_scope_for(request.user)
     filterset = _filterset(request, scope)
     size = _page_size(request.GET.get("size"))
@@ -113,27 +121,47 @@ def audit_log(request: DashboardRequest) -> HttpResponse:
         # An event's address is the log's plus its id (urls.py): one reverse() per page.
         "log_url": reverse("dashboard:audit:log"),
     }
-    if scope.any and (not filterset.is_bound or filterset.is_valid()):
-        context["page"] = reading_from_replica(
+    if not scope.any:
+        return render(request, _template(request, "dashboard/audit/log.html"), context)
+    status = chain_status_latest()
+    chains, chain_count = selectors.audit_chain_rows(scope, status, name_namespaces=namespace_names)
+    context.update(_chain_context(status, scope), chains=chains, chain_count=chain_count)
+    if not filterset.is_bound or filterset.is_valid():
+        page = reading_from_replica(
             lambda: selectors.audit_page(
                 events=filterset.qs,
                 size=size,
                 after=request.GET.get("after", ""),
                 before=request.GET.get("before", ""),
-                name_subjects=subject_external_ids,
+                checked_through=(status.through_event_id or 0) if status else None,
             )
         )
-    if scope.any:
-        status = chain_status_latest()
-        if scope.everything:
-            context.update(_chain_context(status))
-        context["chains"], context["chain_count"] = selectors.audit_chain_rows(
-            scope, status, name_namespaces=namespace_names
+        labels = audit_event_labels(events=page.events, scope=scope)
+        context["page"] = page
+        context["rows"] = [(event, labels[event.pk]) for event in page.events]
+        context["integrity"] = integrity_box(
+            page=page,
+            status=status,
+            scope=scope,
+            chain=_listed_chain(filterset, scope),
+            chains=chain_count,
+            narrowed=bool(set(filterset.active_filters()) - {"namespace"}),
         )
-    template = "dashboard/audit/log.html"
-    if request.htmx and not request.htmx.boosted:
-        template += "#results"
-    return render(request, template, context)
+    return render(request, _template(request, "dashboard/audit/log.html"), context)
+
+
+def _template(request: DashboardRequest, name: str) -> str:
+    return name + "#results" if request.htmx and not request.htmx.boosted else name
+
+
+def _listed_chain(filterset: AuditEventFilter, scope: selectors.AuditScope) -> str:
+    """The slug of the one namespace whose chain the list is of ("" for several chains)."""
+    chosen = filterset.form.cleaned_data.get("namespace") if filterset.is_bound else ""
+    if chosen:
+        return str(chosen)
+    if not scope.everything and len(scope.namespaces) == 1:
+        return next(iter(scope.namespaces))
+    return ""
 
 
 @login_required
@@ -141,12 +169,35 @@ def audit_log(request: DashboardRequest) -> HttpResponse:
 def audit_event(request: DashboardRequest, event_id: int) -> HttpResponse:
     """One event, every field, its hash and prev_hash, and its neighbours in the scope."""
     scope = _scope(request)
-    view = selectors.audit_event_view(
-        scope=scope, event_id=event_id, name_subjects=subject_external_ids
-    )
+    view = selectors.audit_event_view(scope=scope, event_id=event_id)
     if view is None:
         raise Http404("Audit event not found.")
-    return render(request, "dashboard/audit/event.html", {"view": view, "event": view.event})
+    labels = audit_event_labels(events=[view.event], scope=scope)[view.event.pk]
+    return render(
+        request,
+        "dashboard/audit/event.html",
+        {"view": view, "event": view.event, "labels": labels},
+    )
+
+
+@login_required
+@require_GET
+def subject_suggestions(request: DashboardRequest) -> HttpResponse:
+    """The external ids starting with what was typed in the subject filter, as the options
+    of its <datalist> (htmx swaps them in; without JavaScript the filter takes an external
+    id typed in full). Of one namespace (`namespace`, 404 outside the viewer's) or of every
+    namespace the viewer may see external ids in; a viewer may see none (403)."""
+    scope = _scope(request)
+    slug = request.GET.get("namespace", "")
+    if slug and slug not in scope.namespaces:
+        raise Http404("Namespace not found.")
+    chosen = [scope.namespaces[slug]] if slug else list(scope.namespaces.values())
+    identifying = [pk for pk in chosen if scope.shows_external_ids(pk)]
+    if not identifying:
+        raise PermissionDenied(_("Only owners and editors see the subjects' external ids."))
+    typed = request.GET.get("subject", "").strip()[:255]
+    names = subject_suggestions_for(namespace_ids=identifying, prefix=typed) if typed else []
+    return render(request, "dashboard/audit/log.html#suggestions", {"suggestions": names})
 
 
 @login_required

@@ -80,5 +80,5 @@ def test_it_stops_at_the_newest_event_when_it_started(cast: AuditCast) -> None:
 
 
 def test_it_refuses_filters_that_are_not_valid(cast: AuditCast) -> None:
-    response = cast.client("alice").get(EXPORT + "?subject=nope")
+    response = cast.client("alice").get(EXPORT + "?outcome=nope")
     assert response.status_code == 400

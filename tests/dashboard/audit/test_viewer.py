@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -249,16 +250,56 @@ def test_it_shows_a_broken_chain_in_red_with_its_first_broken_link(
     assert "verification-broken" in page
 
 
-def test_it_shows_how_far_the_chain_is_verified(cast: AuditCast) -> None:
-    verification = chain_verification_run(requested_by="beat", full=True)
-    html = cast.client("alice").get(LOG).content.decode()
-    assert f"Verified through event #{verification.through_event_id} at" in html
+def test_it_says_the_list_was_checked_whole_with_the_lists_own_count(cast: AuditCast) -> None:
+    chain_verification_run(requested_by="beat", full=True)
+    html = cast.client("olive").get(LOG).content.decode()
+    total = AuditEvent.objects.filter(namespace_id=cast.acme.pk).count()
+    assert f"1–{total} of {total}" in html
+    assert f"Checked all {total} events of acme's chain: intact." in html
     assert 'class="chain-ok"' in html
+
+
+def test_it_says_which_events_were_written_after_the_check_began(cast: AuditCast) -> None:
+    chain_verification_run(requested_by="beat", full=True)
+    audit_record(actor=ACTOR, action="test.later", namespace=cast.acme)
+    html = cast.client("alice").get(LOG + "?namespace=acme").content.decode()
+    total = AuditEvent.objects.filter(namespace_id=cast.acme.pk).count()
+    assert f"1–{total} of {total}" in html
+    assert (
+        f"Checked {total - 1} of {total} events of acme's chain: intact. "
+        "The newest was written after the check began."
+    ) in html
+
+
+def test_it_names_the_chains_a_superusers_whole_list_spans(cast: AuditCast) -> None:
+    chain_verification_run(requested_by="beat", full=True)
+    html = cast.client("alice").get(LOG).content.decode()
+    total = AuditEvent.objects.count()
+    assert f"1–{total} of {total}" in html
+    assert f"Checked all {total} events of 3 chains: intact." in html
+
+
+def test_it_says_the_filters_narrow_the_events_checked(cast: AuditCast) -> None:
+    chain_verification_run(requested_by="beat", full=True)
+    html = cast.client("olive").get(LOG + "?action=test.acme").content.decode()
+    assert "1–1 of 1" in html
+    assert "Checked the 1 event of acme's chain that match the filters: intact." in html
 
 
 def test_it_says_when_the_chain_was_never_verified(cast: AuditCast) -> None:
     html = cast.client("alice").get(LOG).content.decode()
-    assert "The chain has not been verified yet." in html
+    assert "The events of 3 chains have not been checked yet." in html
+
+
+def test_it_counts_the_events_a_finished_walk_checked_not_the_ids(cast: AuditCast) -> None:
+    with transaction.atomic():  # an append rolled back: a gap in the ids
+        audit_record(actor=ACTOR, action="test.rolled_back", namespace=cast.acme)
+        transaction.set_rollback(True)
+    audit_record(actor=ACTOR, action="test.after_the_gap", namespace=cast.acme)
+    verification = chain_verification_run(requested_by="beat", full=True)
+    assert verification.checked == verification.to_check == AuditEvent.objects.count()
+    page = cast.client("alice").get(f"/audit/verifications/{verification.pk}/").content.decode()
+    assert f"{verification.checked} of {verification.checked} links checked" in page
 
 
 def _date(event: AuditEvent, moment: Any) -> None:
