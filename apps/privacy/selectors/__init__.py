@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 
-from apps.audit.models import ActorType, AuditEvent
+from apps.audit.models import ActorType
 from apps.memories import vector_spaces
 from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
@@ -28,8 +28,11 @@ from apps.memories.row_encryption import KeyCache, open_memory, open_version
 from apps.privacy.models import ScheduledErasure
 
 # Who used what, in its own module; the views read it from here.
+from apps.privacy.selectors.activity import SERVED_PURPOSES
+from apps.privacy.selectors.activity import Usage as Usage
 from apps.privacy.selectors.activity import Use as Use
 from apps.privacy.selectors.activity import access_history as access_history
+from apps.privacy.selectors.activity import memory_usage as memory_usage
 from apps.privacy.selectors.receipts import Receipt as Receipt
 from apps.privacy.selectors.receipts import erasure_receipt as erasure_receipt
 from apps.privacy.selectors.receipts import receipt_document as receipt_document
@@ -171,10 +174,6 @@ def keeps(memory: Memory, retention_days: int | None) -> str:
             "n": retention_days,
         }
     return _("Kept until you or the app delete it")
-
-
-# What an app was served: recalls and assembled contexts.
-SERVED_PURPOSES = ("recall", "context")
 
 
 def uses(subject: Subject, ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
@@ -394,55 +393,6 @@ def related(subject: Subject, memory: Memory, keys: KeyCache) -> dict[str, Item 
     return found
 
 
-# --- What the PII policy blocked ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Blocked:
-    when: datetime
-    categories: list[str]
-    outcome: str  # what happened to the write, in words
-
-
-PII_NAMES = {
-    "email": lambda: _("e-mail address"),
-    "phone": lambda: _("phone number"),
-    "card": lambda: _("card number"),
-    "iban": lambda: _("bank account (IBAN)"),
-    "ssn": lambda: _("national id number"),
-    "secret": lambda: _("password or secret key"),
-}
-
-
-def pii_name(category: str) -> str:
-    return PII_NAMES[category]() if category in PII_NAMES else category.replace("_", " ")
-
-
-def blocked(subject: Subject) -> list[Blocked]:
-    """The writes about the subject in which the PII policy found personal data: when, which
-    categories, and what it did. Never the values (they were never recorded)."""
-    events = (
-        AuditEvent.objects.filter(
-            namespace_id=subject.namespace_id, subject_id=subject.pk, details__has_key="pii"
-        )
-        .exclude(details__pii=[])
-        .order_by("-id")[:200]
-    )
-    outcomes = {
-        "redact": _("removed before anything was stored"),
-        "reject": _("refused: nothing was stored"),
-        "tag": _("stored, and marked as personal data"),
-        "allow": _("stored as written (the app allows it)"),
-    }
-    found = []
-    for event in events:
-        details = event.details or {}
-        policy = details.get("pii_policy") or ("reject" if event.outcome == "denied" else "")
-        found.append(
-            Blocked(
-                event.created_at,
-                [pii_name(c) for c in details.get("pii", [])],
-                outcomes.get(policy, _("screened")),
-            )
-        )
-    return found
+# What the portal says about personal data, in its own module: it reads memories as items.
+from apps.privacy.selectors.personal_data import PersonalData as PersonalData  # noqa: E402
+from apps.privacy.selectors.personal_data import personal_data as personal_data  # noqa: E402
