@@ -25,6 +25,7 @@ from apps.memories.keyword_index import query_terms
 from apps.memories.models import SEARCH_FIELDS, Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory, open_version
+from apps.pipeline.models import Message
 from apps.privacy.models import ScheduledErasure
 
 # Who used what, in its own module; the views read it from here.
@@ -140,10 +141,39 @@ def _date(moment: datetime | None) -> str:
     return date_format(timezone.localtime(moment), "DATE_FORMAT") if moment else ""
 
 
-def origin(memory: Memory) -> str:
-    """Where a memory came from, in words."""
+def origin_time(memory: Memory, said_at: datetime | None = None) -> datetime:
+    """The moment `origin` names: for what came from a conversation, when the person said it
+    (`said_at`, the turn's time: an app may send a conversation days after it was held, and
+    a fact's own `occurred_at` is when the thing it tells happens); else when it happened or
+    was added."""
+    if (memory.source or {}).get("session"):
+        turn = memory.occurred_at if memory.kind == Kind.EPISODIC else None
+        return said_at or turn or memory.created_at
+    return memory.occurred_at or memory.created_at
+
+
+def said_times(subject: Subject, memories: list[Memory]) -> dict[uuid.UUID, datetime]:
+    """For the memories made from a turn still kept, the time that turn was said."""
+    turns = {m.pk: str(m.source["message"]) for m in memories if (m.source or {}).get("message")}
+    ids = []
+    for turn in set(turns.values()):
+        try:
+            ids.append(uuid.UUID(turn))
+        except ValueError:
+            continue
+    times = {
+        str(pk): at
+        for pk, at in Message.objects.filter(
+            namespace_id=subject.namespace_id, pk__in=ids
+        ).values_list("id", "created_at")
+    }
+    return {pk: times[turn] for pk, turn in turns.items() if turn in times}
+
+
+def origin(memory: Memory, said_at: datetime | None = None) -> str:
+    """Where a memory came from, in words, with the day of `origin_time`."""
     source: dict[str, Any] = memory.source or {}
-    day = _date(memory.occurred_at or memory.created_at)
+    day = _date(origin_time(memory, said_at))
     if source.get("document"):
         title = (memory.metadata or {}).get("title")
         if title:
@@ -193,12 +223,13 @@ def uses(subject: Subject, ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
 
 def items(subject: Subject, memories: list[Memory], keys: KeyCache) -> list[Item]:
     counted = uses(subject, [m.pk for m in memories])
+    said = said_times(subject, memories)
     retention = subject.namespace.retention_days
     return [
         Item(
             memory=m,
             content=open_memory(keys, m),
-            origin=origin(m),
+            origin=origin(m, said.get(m.pk)),
             uses=counted.get(m.pk, 0),
             keeps=keeps(m, retention),
             corrected="corrected_at" in (m.metadata or {}),

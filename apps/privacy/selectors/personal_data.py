@@ -20,7 +20,7 @@ from apps.memories.models import SEARCH_FIELDS, Memory, Subject
 from apps.memories.row_encryption import KeyCache
 from apps.namespaces import pii
 from apps.pipeline.models import Job, Message
-from apps.privacy.selectors import Item, items
+from apps.privacy.selectors import Item, items, origin_time, said_times
 
 WRITES = 200  # the newest writes listed
 MARKED = 500  # the marked memories read (a person has a handful)
@@ -37,10 +37,10 @@ PII_NAMES: dict[str, Callable[[], str]] = {
 
 # What a policy does with a kind of personal data it finds (`allow` does not look).
 HANDLING: dict[str, Callable[[], str]] = {
-    "allow": lambda: _("not looked for: stored as you wrote it"),
-    "tag": lambda: _("stored as you wrote it, and marked as personal data"),
+    "allow": lambda: _("not looked for: stored as written"),
+    "tag": lambda: _("stored, and marked as personal data"),
     "redact": lambda: _("removed before anything is stored"),
-    "reject": lambda: _("refused: what holds it is not stored"),
+    "reject": lambda: _("refused: not stored"),
 }
 
 # What a policy did with a write in which it found some.
@@ -144,8 +144,9 @@ def _writes(subject: Subject, marked: list[Memory], opened: dict[uuid.UUID, Item
             pk__in=[
                 e.object_id for e in events if e.object_type == "memory" and _uuid(e.object_id)
             ],
-        ).only("id", "created_at", "occurred_at")
+        ).only("id", "kind", "source", "created_at", "occurred_at")
     }
+    said = said_times(subject, list(every.values()))
     found = []
     for event in events:
         details: dict[str, Any] = event.details or {}
@@ -158,7 +159,7 @@ def _writes(subject: Subject, marked: list[Memory], opened: dict[uuid.UUID, Item
             made = [m for message in messages for m in by_message.get(message, [])]
         elif event.object_type == "memory" and event.object_id in every:
             memory = every[event.object_id]
-            when = memory.occurred_at or memory.created_at
+            when = origin_time(memory, said.get(memory.pk))
             made = [by_id[event.object_id]] if event.object_id in by_id else []
         made = list(dict.fromkeys(made))
         shown = [opened[m.pk] for m in made[:LISTED] if m.pk in opened]
