@@ -7,6 +7,7 @@ from memoryhub import views
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("", include("apps.monitoring.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves its set-up script as a file: no inline script under the CSP.

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import sys
+from functools import cache
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template import loader
-from django.views.decorators.cache import never_cache
+from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_GET
 
 from memoryhub.api.errors import (
@@ -38,6 +40,19 @@ def readyz(request: HttpRequest) -> JsonResponse:
     embedding models are ready, else 503; the body names each check's state either way."""
     readiness = current_readiness()
     return JsonResponse(readiness.as_dict(), status=200 if readiness.ready else 503)
+
+
+@cache
+def _favicon() -> bytes:
+    return (settings.BASE_DIR / "static" / "favicon.svg").read_bytes()
+
+
+@cache_control(public=True, max_age=86_400)
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """/favicon.ico, which browsers ask for whatever the pages link: the pages' own icon
+    (static/favicon.svg), served by the application so that no proxy rule is needed."""
+    return HttpResponse(_favicon(), content_type="image/svg+xml")
 
 
 def _is_api(request: HttpRequest) -> bool:

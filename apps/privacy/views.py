@@ -350,6 +350,7 @@ def _memory_page(
             # The wordings before the current one (the newest version is what it says now).
             versions=selectors.versions(found, keys)[1:],
             related=selectors.related(subject, found, keys),
+            usage=selectors.memory_usage(subject, found.pk),
             form=form or CorrectForm(initial={"content": item.content}),
             current=not selectors.in_history(found),
         ),
@@ -504,17 +505,34 @@ def pause(request: PortalRequest) -> HttpResponse:
 @portal_page
 @require_GET
 def activity(request: PortalRequest) -> HttpResponse:
+    """Who used the person's memories; with ?memory=<id>, the uses of that one alone (what
+    its page counts)."""
+    subject = request.portal.subject
+    keys = KeyCache()
+    chosen = request.GET.get("memory", "")
+    only = selectors.memory_of(subject, chosen[:64]) if chosen else None
+    if chosen and only is None:
+        return _not_found(request)
     uses, older = selectors.access_history(
-        request.portal.subject, KeyCache(), before=request.GET.get("before", "")[:64]
+        subject,
+        keys,
+        before=request.GET.get("before", "")[:64],
+        memory=only.pk if only else None,
     )
-    return render(request, "privacy/activity.html", _context(request, uses=uses, older=older))
+    context = _context(request, uses=uses, older=older)
+    if only is not None:
+        (context["only"],) = selectors.items(subject, [only], keys)
+        context["usage"] = selectors.memory_usage(subject, only.pk)
+    return render(request, "privacy/activity.html", context)
 
 
 @portal_page
 @require_GET
 def blocked(request: PortalRequest) -> HttpResponse:
-    found = selectors.blocked(request.portal.subject)
-    return render(request, "privacy/blocked.html", _context(request, blocked=found))
+    """Personal data in what the person wrote: what the policy does with each kind, what of
+    it is stored (marked), and each write it was found in."""
+    found = selectors.personal_data(request.portal.subject, KeyCache())
+    return render(request, "privacy/blocked.html", _context(request, found=found))
 
 
 @portal_page

@@ -323,6 +323,38 @@ def test_what_the_pii_policy_blocked_names_categories_never_values(acme, story) 
         assert "4111" not in json.dumps(event.details)
 
 
+def test_a_tagged_write_whose_memories_were_deleted_says_so(acme, story) -> None:
+    namespace_update(actor=Actor.system("t"), namespace=acme.namespace, pii_policy="tag")
+    acme.namespace.refresh_from_db()
+    tell(acme, "u1", "Mail me at mei.lin@example.com please.", session="s4")
+    portal = open_portal(acme)
+    marked = Memory.objects.filter(subject=portal.subject, tags__contains=["pii:email"])
+    page = text(portal.client.get(portal.url("blocked/")))
+    assert "mei.lin@example.com" in page  # stored, so shown, and not called "kept out"
+    assert "kept out" not in page
+    n = marked.count()
+    assert n >= 1
+    assert (f"{n} memories, marked" if n > 1 else "1 memory, marked") in page
+    for memory in marked:
+        portal.client.post(portal.url(f"memories/{memory.pk}/delete/"))
+    page = text(portal.client.get(portal.url("blocked/")))
+    assert "mei.lin@example.com" not in page
+    assert "none of it: deleted since" in page
+    assert "No memory kept about you is marked as holding personal data." in page
+
+
+def test_a_namespace_that_does_not_look_says_so(acme, story) -> None:
+    namespace_update(actor=Actor.system("t"), namespace=acme.namespace, pii_policy="allow")
+    acme.namespace.refresh_from_db()
+    tell(acme, "u1", "Mail me at mei.lin@example.com please.", session="s4")
+    portal = open_portal(acme)
+    page = text(portal.client.get(portal.url("blocked/")))
+    assert "does not look for personal data" in page
+    assert "not known: not looked for" in page
+    assert "Nothing was looked for, so nothing is listed here." in page
+    assert "No personal data of these kinds was found" not in page
+
+
 def test_the_language_is_switchable_and_kept(acme, story) -> None:
     portal = open_portal(acme, locale="en")
     response = portal.client.post(

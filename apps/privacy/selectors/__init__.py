@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 
-from apps.audit.models import ActorType, AuditEvent
+from apps.audit.models import ActorType
 from apps.memories import vector_spaces
 from apps.memories.embeddings import get_provider
 from apps.memories.fields import vector_literal
@@ -25,11 +25,15 @@ from apps.memories.keyword_index import query_terms
 from apps.memories.models import SEARCH_FIELDS, Kind, Memory, MemoryVersion, Status, Subject
 from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory, open_version
+from apps.pipeline.models import Message
 from apps.privacy.models import ScheduledErasure
 
 # Who used what, in its own module; the views read it from here.
+from apps.privacy.selectors.activity import SERVED_PURPOSES
+from apps.privacy.selectors.activity import Usage as Usage
 from apps.privacy.selectors.activity import Use as Use
 from apps.privacy.selectors.activity import access_history as access_history
+from apps.privacy.selectors.activity import memory_usage as memory_usage
 from apps.privacy.selectors.receipts import Receipt as Receipt
 from apps.privacy.selectors.receipts import erasure_receipt as erasure_receipt
 from apps.privacy.selectors.receipts import receipt_document as receipt_document
@@ -137,10 +141,39 @@ def _date(moment: datetime | None) -> str:
     return date_format(timezone.localtime(moment), "DATE_FORMAT") if moment else ""
 
 
-def origin(memory: Memory) -> str:
-    """Where a memory came from, in words."""
+def origin_time(memory: Memory, said_at: datetime | None = None) -> datetime:
+    """The moment `origin` names: for what came from a conversation, when the person said it
+    (`said_at`, the turn's time: an app may send a conversation days after it was held, and
+    a fact's own `occurred_at` is when the thing it tells happens); else when it happened or
+    was added."""
+    if (memory.source or {}).get("session"):
+        turn = memory.occurred_at if memory.kind == Kind.EPISODIC else None
+        return said_at or turn or memory.created_at
+    return memory.occurred_at or memory.created_at
+
+
+def said_times(subject: Subject, memories: list[Memory]) -> dict[uuid.UUID, datetime]:
+    """For the memories made from a turn still kept, the time that turn was said."""
+    turns = {m.pk: str(m.source["message"]) for m in memories if (m.source or {}).get("message")}
+    ids = []
+    for turn in set(turns.values()):
+        try:
+            ids.append(uuid.UUID(turn))
+        except ValueError:
+            continue
+    times = {
+        str(pk): at
+        for pk, at in Message.objects.filter(
+            namespace_id=subject.namespace_id, pk__in=ids
+        ).values_list("id", "created_at")
+    }
+    return {pk: times[turn] for pk, turn in turns.items() if turn in times}
+
+
+def origin(memory: Memory, said_at: datetime | None = None) -> str:
+    """Where a memory came from, in words, with the day of `origin_time`."""
     source: dict[str, Any] = memory.source or {}
-    day = _date(memory.occurred_at or memory.created_at)
+    day = _date(origin_time(memory, said_at))
     if source.get("document"):
         title = (memory.metadata or {}).get("title")
         if title:
@@ -173,10 +206,6 @@ def keeps(memory: Memory, retention_days: int | None) -> str:
     return _("Kept until you or the app delete it")
 
 
-# What an app was served: recalls and assembled contexts.
-SERVED_PURPOSES = ("recall", "context")
-
-
 def uses(subject: Subject, ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
     """How many recalls and contexts the app was served each of these memories in (an
     administrator's playground trials are no answers)."""
@@ -194,12 +223,13 @@ def uses(subject: Subject, ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
 
 def items(subject: Subject, memories: list[Memory], keys: KeyCache) -> list[Item]:
     counted = uses(subject, [m.pk for m in memories])
+    said = said_times(subject, memories)
     retention = subject.namespace.retention_days
     return [
         Item(
             memory=m,
             content=open_memory(keys, m),
-            origin=origin(m),
+            origin=origin(m, said.get(m.pk)),
             uses=counted.get(m.pk, 0),
             keeps=keeps(m, retention),
             corrected="corrected_at" in (m.metadata or {}),
@@ -394,55 +424,6 @@ def related(subject: Subject, memory: Memory, keys: KeyCache) -> dict[str, Item 
     return found
 
 
-# --- What the PII policy blocked ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Blocked:
-    when: datetime
-    categories: list[str]
-    outcome: str  # what happened to the write, in words
-
-
-PII_NAMES = {
-    "email": lambda: _("e-mail address"),
-    "phone": lambda: _("phone number"),
-    "card": lambda: _("card number"),
-    "iban": lambda: _("bank account (IBAN)"),
-    "ssn": lambda: _("national id number"),
-    "secret": lambda: _("password or secret key"),
-}
-
-
-def pii_name(category: str) -> str:
-    return PII_NAMES[category]() if category in PII_NAMES else category.replace("_", " ")
-
-
-def blocked(subject: Subject) -> list[Blocked]:
-    """The writes about the subject in which the PII policy found personal data: when, which
-    categories, and what it did. Never the values (they were never recorded)."""
-    events = (
-        AuditEvent.objects.filter(
-            namespace_id=subject.namespace_id, subject_id=subject.pk, details__has_key="pii"
-        )
-        .exclude(details__pii=[])
-        .order_by("-id")[:200]
-    )
-    outcomes = {
-        "redact": _("removed before anything was stored"),
-        "reject": _("refused: nothing was stored"),
-        "tag": _("stored, and marked as personal data"),
-        "allow": _("stored as written (the app allows it)"),
-    }
-    found = []
-    for event in events:
-        details = event.details or {}
-        policy = details.get("pii_policy") or ("reject" if event.outcome == "denied" else "")
-        found.append(
-            Blocked(
-                event.created_at,
-                [pii_name(c) for c in details.get("pii", [])],
-                outcomes.get(policy, _("screened")),
-            )
-        )
-    return found
+# What the portal says about personal data, in its own module: it reads memories as items.
+from apps.privacy.selectors.personal_data import PersonalData as PersonalData  # noqa: E402
+from apps.privacy.selectors.personal_data import personal_data as personal_data  # noqa: E402

@@ -27,6 +27,8 @@ from apps.memories.row_encryption import KeyCache, open_memory
 from apps.recall.models import RecallLog
 
 HISTORY_PAGE = 30  # entries on a page
+# What an app was served (its answers): recalls and assembled contexts.
+SERVED_PURPOSES = ("recall", "context")
 LISTED = 10  # memories listed in one entry; the others are counted
 
 # The dashboard's pages that show memories (`dashboard.read.<page>`), in words.
@@ -101,15 +103,22 @@ def _day_start(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
 
 
-def _reads(subject: Subject) -> QuerySet[AuditEvent]:
+def _reads(subject: Subject, memory: uuid.UUID | None = None) -> QuerySet[AuditEvent]:
     """The dashboard's reads of this person's memories: alone (by the subject index), or
-    among others' (by the partial index on details.subjects)."""
-    return AuditEvent.objects.filter(
+    among others' (by the partial index on details.subjects); with `memory`, those that
+    showed it (the ids `_read_ids` reads)."""
+    reads = AuditEvent.objects.filter(
         namespace_id=subject.namespace_id, action__startswith="dashboard.read."
     ).filter(
         Q(subject_id=subject.pk)
         | Q(details__has_key="subjects", details__subjects__contains=[str(subject.pk)])
     )
+    if memory is not None:
+        reads = reads.filter(
+            Q(object_type="memory", object_id=str(memory))
+            | Q(details__memory_ids__contains=[str(memory)])
+        )
+    return reads
 
 
 def _read_ids(event: AuditEvent) -> list[uuid.UUID]:
@@ -119,9 +128,19 @@ def _read_ids(event: AuditEvent) -> list[uuid.UUID]:
     return ids
 
 
-def _served(subject: Subject, until: datetime | None, limit: int) -> list[_Entry]:
-    """The recall log's newest `limit` rows before `until`, each with what it served."""
+def _logs(subject: Subject, memory: uuid.UUID | None = None) -> QuerySet[RecallLog]:
+    """The recall log's rows of this person; with `memory`, those that served it."""
     logs = RecallLog.objects.filter(namespace_id=subject.namespace_id, subject=subject)
+    if memory is not None:
+        logs = logs.filter(memory_ids__contains=[memory])
+    return logs
+
+
+def _served(
+    subject: Subject, until: datetime | None, limit: int, memory: uuid.UUID | None = None
+) -> list[_Entry]:
+    """The recall log's newest `limit` rows before `until`, each with what it served."""
+    logs = _logs(subject, memory)
     if until:
         logs = logs.filter(created_at__lt=until)
     rows = list(
@@ -146,13 +165,17 @@ def _served(subject: Subject, until: datetime | None, limit: int) -> list[_Entry
 
 
 def _viewed(
-    subject: Subject, until: datetime | None, since: datetime | None, limit: int
+    subject: Subject,
+    until: datetime | None,
+    since: datetime | None,
+    limit: int,
+    memory: uuid.UUID | None = None,
 ) -> list[_Entry]:
     """Administrators' dashboard views, one entry per administrator and day (in the viewer's
     time zone), the `limit` newest before `until`. An entry is a whole day's views: a day
     whose newest view is at or after `until` was on an earlier page, entirely."""
     zone = timezone.get_current_timezone()
-    reads = _reads(subject)
+    reads = _reads(subject, memory)
     if until:
         reads = reads.filter(created_at__lt=_day_start(timezone.localdate(until)) + timedelta(1))
     if since:  # no entry older than this can make the page (the caller knows)
@@ -250,19 +273,44 @@ def _opened(subject: Subject, entries: Iterable[_Entry], keys: KeyCache) -> list
 
 
 def access_history(
-    subject: Subject, keys: KeyCache, *, before: str = ""
+    subject: Subject, keys: KeyCache, *, before: str = "", memory: uuid.UUID | None = None
 ) -> tuple[list[Use], str | None]:
-    """Who used the subject's memories, newest first, HISTORY_PAGE entries before the cursor
-    `before` (an ISO time; anything else is the first page), and the next page's cursor.
-    Each entry lists only the memories that access used."""
+    """Who used the subject's memories (with `memory`, the accesses that used that one),
+    newest first, HISTORY_PAGE entries before the cursor `before` (an ISO time; anything
+    else is the first page), and the next page's cursor. Each entry lists only the memories
+    that access used."""
     limit = HISTORY_PAGE
     until = _moment(before)
-    served = _served(subject, until, limit + 1)
+    served = _served(subject, until, limit + 1, memory)
     # With more apps' uses than a page holds, nothing older than the last of them is shown.
     since = served[-1].when if len(served) > limit else None
-    entries: list[_Entry] = served + _viewed(subject, until, since, limit + 1)
+    entries: list[_Entry] = served + _viewed(subject, until, since, limit + 1, memory)
     entries.sort(key=lambda e: e.when, reverse=True)
     more = len(entries) > limit
     entries = entries[:limit]
     cursor = entries[-1].when.isoformat() if more and entries else None
     return _opened(subject, entries, keys), cursor
+
+
+@dataclass(frozen=True)
+class Usage:
+    """How one memory was used: the counts of the entries `access_history(memory=…)` lists,
+    from the same rows, so a memory's page and its "who used it" list always agree."""
+
+    answers: int  # recalls and contexts an app was served it in
+    trials: int  # an administrator's playground trials that were served it
+    views: int  # an administrator's views of it in the dashboard
+
+    @property
+    def any(self) -> bool:
+        return bool(self.answers or self.trials or self.views)
+
+
+def memory_usage(subject: Subject, memory: uuid.UUID) -> Usage:
+    """How the subject's memory `memory` was used (see Usage)."""
+    served = dict(_logs(subject, memory).values_list("purpose").annotate(n=Count("id")).order_by())
+    return Usage(
+        answers=sum(served.get(purpose, 0) for purpose in SERVED_PURPOSES),
+        trials=sum(n for purpose, n in served.items() if purpose not in SERVED_PURPOSES),
+        views=_reads(subject, memory).count(),
+    )

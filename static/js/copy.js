@@ -1,12 +1,16 @@
-// The copy button beside a raw API key (templates/accounts/api_key_created.html).
-// Without JavaScript the button stays hidden and the key is selectable text in a readonly
-// field. The outcome is said in the #copy-status live region.
+// The copy button beside a text shown once in a readonly field: a raw API key, a privacy
+// portal link, a member's set-password link (button[data-copy="<field id>"]).
+// Without JavaScript the button stays hidden and the text is selectable in its field.
+// The outcome is said in the #copy-status live region, again on each click.
 (function () {
   "use strict";
 
   function say(text) {
     var status = document.getElementById("copy-status");
-    if (status) status.textContent = text;
+    if (!status) return;
+    // Emptied first, so that a second click is announced again.
+    status.textContent = "";
+    window.setTimeout(function () { status.textContent = text; }, 50);
   }
 
   function copyBySelection(field) {
