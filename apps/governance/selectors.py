@@ -38,6 +38,7 @@ from apps.pipeline.models import (
     Session,
     SessionSummary,
 )
+from apps.pipeline.timeline import Timeline, fact_timelines_of
 from apps.recall.models import RecallFeedback, RecallLog
 from memoryhub.cursor_pages import PageOrder, cursor_page
 
@@ -332,32 +333,88 @@ def _provenance(story: MemoryStory, namespace: Namespace, keys: KeyCache) -> Non
             .order_by("created_at")[:20]
         )
         return
-    session_key = source.get("session") or memory.session_key
-    if not session_key or memory.subject_id is None:
-        return
-    session = Session.objects.filter(
-        namespace=namespace, subject_id=memory.subject_id, external_id=session_key
-    ).first()
-    if session is None:
-        return
-    story.session = session
-    message_id = source.get("message")
-    anchor = Message.objects.filter(session=session, pk__in=uuids_of([message_id])).first()
-    position = anchor.position if anchor else memory.position
-    if position is None:
-        return
-    near = Message.objects.filter(
-        session=session, position__gte=position - 2, position__lte=position + 2
-    ).order_by("position")
-    story.turns = [
-        Turn(
-            m.position,
-            m.role,
-            open_row(keys, m, namespace.pk, memory.subject_id),
-            m.position == position,
+    found = source_turns(namespace=namespace, memories=[memory], keys=keys, around=2)
+    if memory.pk in found:
+        story.session, story.turns = found[memory.pk]
+
+
+def _session_key(memory: Memory) -> str:
+    """The session a memory came from, if it came from a conversation of its subject."""
+    source = memory.source or {}
+    if source.get("document") or memory.subject_id is None:
+        return ""
+    return str(source.get("session") or memory.session_key or "")
+
+
+def source_turns(
+    *, namespace: Namespace, memories: list[Memory], keys: KeyCache, around: int = 1
+) -> dict[uuid.UUID, tuple[Session, list[Turn]]]:
+    """Where each memory came from in its conversation, by memory id: its session, and its
+    source turn (the message its `source` names, else the memory's own position) with
+    `around` turns either side, decrypted, speakers kept. Memories of no stored session
+    are left out. Three queries for any number of memories (their sessions, their source
+    messages, the turns around them), so a page of them costs what one does."""
+    placed = _source_places(namespace, memories)
+    if not placed:
+        return {}
+    near = Q()
+    for session, position in placed.values():
+        near |= Q(session=session, position__gte=position - around, position__lte=position + around)
+    by_session: dict[uuid.UUID, list[Message]] = {}
+    for turn in Message.objects.filter(near, namespace=namespace).order_by("position"):
+        by_session.setdefault(turn.session_id, []).append(turn)
+    keys.preload(namespace.pk, [session.subject_id for session, _ in placed.values()])
+    opened: dict[uuid.UUID, str] = {}
+
+    def text(message: Message, subject_id: uuid.UUID) -> str:
+        if message.pk not in opened:  # neighbours of two memories are decrypted once
+            opened[message.pk] = open_row(keys, message, namespace.pk, subject_id)
+        return opened[message.pk]
+
+    return {
+        pk: (
+            session,
+            [
+                Turn(m.position, m.role, text(m, session.subject_id), m.position == position)
+                for m in by_session.get(session.pk, [])
+                if abs(m.position - position) <= around
+            ],
         )
-        for m in near
-    ]
+        for pk, (session, position) in placed.items()
+    }
+
+
+def _source_places(
+    namespace: Namespace, memories: list[Memory]
+) -> dict[uuid.UUID, tuple[Session, int]]:
+    """Each memory's session and the position of its source turn in it, by memory id (two
+    queries): the message its `source` names, else the memory's own position."""
+    wanted = {m.pk: m for m in memories if _session_key(m)}
+    if not wanted:
+        return {}
+    which = Q()
+    for memory in wanted.values():
+        which |= Q(subject_id=memory.subject_id, external_id=_session_key(memory))
+    sessions: dict[tuple[Any, str], Session] = {
+        (session.subject_id, session.external_id): session
+        for session in Session.objects.filter(which, namespace=namespace)
+    }
+    named = {pk: uuids_of([(m.source or {}).get("message")]) for pk, m in wanted.items()}
+    anchors = dict(
+        Message.objects.filter(
+            namespace=namespace,
+            session__in=list(sessions.values()),
+            pk__in=[ids[0] for ids in named.values() if ids],
+        ).values_list("pk", "position")
+    )
+    placed: dict[uuid.UUID, tuple[Session, int]] = {}
+    for pk, memory in wanted.items():
+        session = sessions.get((memory.subject_id, _session_key(memory)))
+        position = anchors.get(named[pk][0]) if named[pk] else None
+        position = position if position is not None else memory.position
+        if session is not None and position is not None:
+            placed[pk] = (session, position)
+    return placed
 
 
 # --- The review queue ----------------------------------------------------------------------
@@ -374,6 +431,8 @@ class ReviewItem:
     row: Row
     other: Row | None = None  # the duplicate's pair; the turn that disputed a fact
     similarity: float | None = None
+    turns: list[Turn] = field(default_factory=list)  # its source turn, a turn either side
+    history: Timeline | None = None  # a disputed fact's values over time, this one among them
 
 
 def _unreviewed(memories: QuerySet[Memory]) -> QuerySet[Memory]:
@@ -466,27 +525,52 @@ def review_queue(*, namespace: Namespace) -> dict[str, list[ReviewItem]]:
     }
     every = [*disputed, *by_message.values(), *pending, *low, *tagged, *superseded]
     every += list(by_id.values())
-    opened = {str(r.memory.pk): r for r in memories_opened(every)}
+    keys = KeyCache()
+    opened = {str(r.memory.pk): r for r in memories_opened(every, keys)}
+    items = [*disputed, *pending, *low, *tagged, *superseded]
+    items += [by_id[a] for a, b, _ in pairs if a in by_id and b in by_id]
+    sources = source_turns(namespace=namespace, memories=items, keys=keys)
+    histories = _histories(disputed, keys)
 
-    def row(memory: Memory) -> Row:
-        return opened[str(memory.pk)]
+    def item(reason: str, memory: Memory, other: Memory | None = None, **more: Any) -> ReviewItem:
+        return ReviewItem(
+            reason,
+            opened[str(memory.pk)],
+            opened[str(other.pk)] if other is not None else None,
+            turns=sources[memory.pk][1] if memory.pk in sources else [],
+            history=histories.get(memory.pk),
+            **more,
+        )
 
-    def turn(memory: Memory) -> Row | None:
-        said = by_message.get(memory.metadata.get("disputed_by") or "")
-        return row(said) if said is not None else None
+    def turn(memory: Memory) -> Memory | None:
+        return by_message.get(memory.metadata.get("disputed_by") or "")
 
     return {
-        "disputed": [ReviewItem("disputed", row(m), turn(m)) for m in disputed],
-        "pending": [ReviewItem("pending", row(m)) for m in pending],
-        "low_confidence": [ReviewItem("low_confidence", row(m)) for m in low],
+        "disputed": [item("disputed", m, turn(m)) for m in disputed],
+        "pending": [item("pending", m) for m in pending],
+        "low_confidence": [item("low_confidence", m) for m in low],
         "duplicate": [
-            ReviewItem("duplicate", row(by_id[a]), row(by_id[b]), similarity)
+            item("duplicate", by_id[a], by_id[b], similarity=similarity)
             for a, b, similarity in pairs
             if a in by_id and b in by_id
         ],
-        "pii": [ReviewItem("pii", row(m)) for m in tagged],
-        "superseded": [ReviewItem("superseded", row(m)) for m in superseded],
+        "pii": [item("pii", m) for m in tagged],
+        "superseded": [item("superseded", m) for m in superseded],
     }
+
+
+def _histories(disputed: list[Memory], keys: KeyCache) -> dict[uuid.UUID, Timeline]:
+    """Each disputed fact's timeline (the subject page's, `fact_timelines`), by fact: read
+    for all their subjects at once, only the timelines that hold one of them decrypted."""
+    wanted = {m.pk for m in disputed if m.subject is not None}
+    subjects = list({m.subject_id: m.subject for m in disputed if m.subject is not None}.values())
+    found: dict[uuid.UUID, Timeline] = {}
+    for timelines in fact_timelines_of(subjects=subjects, keys=keys, holding=wanted).values():
+        for timeline in timelines:
+            found |= {
+                step.memory.pk: timeline for step in timeline.steps if step.memory.pk in wanted
+            }
+    return found
 
 
 def _disputing_turns(namespace: Namespace, disputed: list[Memory]) -> dict[str, Memory]:

@@ -34,9 +34,10 @@ def review(request: DashboardRequest, slug: str) -> HttpResponse:
     namespace = namespace_for_request(request, slug)
     queue = selectors.review_queue(namespace=namespace)
     counts = selectors.review_counts(namespaces=[namespace], pairs=len(queue["duplicate"]))
-    shown = {item.row.memory.pk for items in queue.values() for item in items} | {
-        item.other.memory.pk for items in queue.values() for item in items if item.other
-    }
+    items = [item for section in queue.values() for item in section]
+    shown = {item.row.memory.pk for item in items}
+    shown |= {item.other.memory.pk for item in items if item.other}
+    shown |= {step.memory.pk for item in items if item.history for step in item.history.steps}
     content_read_record(
         actor=actor_of(request), namespace=namespace, what="review", memory_ids=shown
     )
