@@ -282,6 +282,17 @@ def system_actor() -> Actor:
 
 
 @pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    """Each test starts in the default language: a request the test client made in another
+    language leaves that language active in this thread (LocaleMiddleware activates it)."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
     """Throttle and failed-login counters live in the cache: no test inherits another's."""
     from django.core.cache import cache
