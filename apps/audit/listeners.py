@@ -5,9 +5,8 @@ transaction, so what a listener writes commits or rolls back with the change it 
 (apps/webhooks writes its outbox rows this way). A listener runs on every audited write:
 it must return quickly when it has nothing to do, and must not write audit events itself.
 
-A writer may pass `audit_record(about=obj)`, the object as it holds it after the change: it
-reaches the listeners as the private value "about" (so the webhooks need not read a new
-memory again), and is never stored either.
+A writer may hand over the object itself as it holds it after the change, with
+`private(about=obj)`, so that listeners need not read it again (the webhooks, a new memory).
 
 `private(**values)` hands listeners facts the audit row must not hold (the erased subject's
 external id): they live only for the `with` block, in this thread, and are never stored by
@@ -55,13 +54,10 @@ def private(**values: Any) -> Iterator[None]:
         _private.reset(token)
 
 
-def notify(event: AuditEvent, namespace: Any, about: Any = None) -> None:
-    """Tell every listener of `event` (in the caller's transaction). The object the writer
-    passed as `about` reaches them as the private value "about"."""
+def notify(event: AuditEvent, namespace: Any) -> None:
+    """Tell every listener of `event` (in the caller's transaction)."""
     if not _listeners:
         return
     values = _private.get() or {}
-    if about is not None:
-        values = {**values, "about": about}
     for listener in _listeners:
         listener(event, namespace, values)

@@ -70,13 +70,9 @@ def audit_record(
     object_id: str = "",
     outcome: str = Outcome.SUCCESS,
     details: dict[str, Any] | None = None,
-    about: Any = None,
 ) -> AuditEvent:
     """Append one event to its namespace's chain (the global one without a namespace), in
     the caller's transaction.
-
-    `about` is the object the event is about as the writer holds it after the change (a new
-    memory): never stored, only handed to the listeners so they need not read it again.
 
     Invariant: `details` is content-free (ids, field names, counts, hashes). Callers never
     pass memory text, keys or embeddings. Outside a transaction it opens its own. The
@@ -127,7 +123,7 @@ def audit_record(
         event._state.db = connection.alias
         # In the same transaction: what the listeners write (the webhooks' outbox) commits
         # with the change.
-        listeners.notify(event, namespace, about)
+        listeners.notify(event, namespace)
     return event
 
 

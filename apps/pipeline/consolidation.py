@@ -27,6 +27,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_noop
 
+from apps.audit import listeners
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.facts.doubt import Dispute
@@ -757,16 +758,16 @@ def _dispute(actor: Actor, namespace: Namespace, memory: Memory, *, by_message: 
     memory.updated_at = now
     memory.save(update_fields=["status", "metadata", "updated_at"])
     turns_end_with(actor=actor, fact=memory, when=now)
-    audit_record(
-        actor=actor,
-        action="memory.dispute",
-        namespace=namespace,
-        subject_id=memory.subject_id,
-        object_type="memory",
-        object_id=str(memory.id),
-        details={"by_message": by_message},
-        about=memory,
-    )
+    with listeners.private(about=memory):  # the webhooks' event reads it, not the table
+        audit_record(
+            actor=actor,
+            action="memory.dispute",
+            namespace=namespace,
+            subject_id=memory.subject_id,
+            object_type="memory",
+            object_id=str(memory.id),
+            details={"by_message": by_message},
+        )
 
 
 def _comparisons(

@@ -329,14 +329,23 @@ def event_record(
         if audit_event.namespace_id is None:  # a global event, told to each namespace
             slug = Namespace.objects.filter(pk=namespace_id).values_list("slug", flat=True)
             built = {**built, "namespace": slug.first() or ""}
-        where = {"audit_event": audit_event, "namespace_id": namespace_id, "data": built}
         if external_id and endpoints and any(e.include_content for e in endpoints):
             created += _sealed_outbox_insert(
-                **where, event_type=event_type, endpoints=endpoints, external_id=external_id
+                audit_event=audit_event,
+                namespace_id=namespace_id,
+                event_type=event_type,
+                data=built,
+                endpoints=endpoints,
+                external_id=external_id,
             )
         else:
-            chosen = [e.pk for e in endpoints] if endpoints is not None else None
-            created += _outbox_insert(**where, event_type=event_type, chosen=chosen)
+            created += _outbox_insert(
+                audit_event=audit_event,
+                namespace_id=namespace_id,
+                event_type=event_type,
+                data=built,
+                chosen=[e.pk for e in endpoints] if endpoints is not None else None,
+            )
     if created:
         deliveries_send_after_commit(created)
     return created

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from apps.audit import listeners
 from apps.audit.actors import Actor
 from apps.audit.services import audit_record
 from apps.memories.embeddings import get_provider
@@ -143,21 +144,21 @@ def memory_create(
     item = replace(item, session_key=item.session_key or str(item.source.get("session") or ""))
     with transaction.atomic():
         (memory,) = memories_insert(actor=actor, namespace=namespace, items=[item], keys=keys)
-        audit_record(
-            actor=actor,
-            action="memory.create",
-            namespace=namespace,
-            subject_id=memory.subject_id,
-            object_type="memory",
-            object_id=str(memory.id),
-            details={
-                "kind": item.kind,
-                "bytes": len(item.content.encode()),
-                "tokens": memory.token_count,
-                **({"pii": found, "pii_policy": namespace.pii_policy} if found else {}),
-            },
-            about=memory,
-        )
+        with listeners.private(about=memory):  # the webhooks' event reads it, not the table
+            audit_record(
+                actor=actor,
+                action="memory.create",
+                namespace=namespace,
+                subject_id=memory.subject_id,
+                object_type="memory",
+                object_id=str(memory.id),
+                details={
+                    "kind": item.kind,
+                    "bytes": len(item.content.encode()),
+                    "tokens": memory.token_count,
+                    **({"pii": found, "pii_policy": namespace.pii_policy} if found else {}),
+                },
+            )
     return memory
 
 
@@ -419,6 +420,36 @@ def _screened(namespace: Namespace, item: NewMemory, index: int, count: int) -> 
     return replace(item, content=screened.text, tags=sorted(set(item.tags) | set(screened.tags)))
 
 
+UPDATABLE = frozenset(
+    [
+        "kind",
+        "tags",
+        "metadata",
+        "importance",
+        "confidence",
+        "status",
+        "expires_at",
+        "occurred_at",
+        "valid_to",
+    ]
+)
+
+
+def _check_changes(changes: dict[str, Any]) -> None:
+    unknown = set(changes) - UPDATABLE
+    if unknown:
+        raise ApplicationError(
+            gettext_noop("Unknown memory fields."),
+            details={field: ["unknown field"] for field in unknown},
+        )
+    if "kind" in changes and changes["kind"] not in Kind.values:
+        raise ApplicationError(gettext_noop("Unknown kind."), details={"kind": ["unknown kind"]})
+    if "status" in changes and changes["status"] not in Status.values:
+        raise ApplicationError(
+            gettext_noop("Unknown status."), details={"status": ["unknown status"]}
+        )
+
+
 def memory_update(
     *,
     actor: Actor,
@@ -433,29 +464,7 @@ def memory_update(
     Accepted `changes`: kind, tags, metadata, importance, confidence, status, expires_at,
     occurred_at, valid_to.
     """
-    allowed = {
-        "kind",
-        "tags",
-        "metadata",
-        "importance",
-        "confidence",
-        "status",
-        "expires_at",
-        "occurred_at",
-        "valid_to",
-    }
-    unknown = set(changes) - allowed
-    if unknown:
-        raise ApplicationError(
-            gettext_noop("Unknown memory fields."),
-            details={field: ["unknown field"] for field in unknown},
-        )
-    if "kind" in changes and changes["kind"] not in Kind.values:
-        raise ApplicationError(gettext_noop("Unknown kind."), details={"kind": ["unknown kind"]})
-    if "status" in changes and changes["status"] not in Status.values:
-        raise ApplicationError(
-            gettext_noop("Unknown status."), details={"status": ["unknown status"]}
-        )
+    _check_changes(changes)
     if content is not None:
         validate_content(content=content)
         screened = screen_content(namespace=memory.namespace, content=content)
