@@ -68,12 +68,6 @@ class Chart:
     narrow_image: str = ""  # the same chart drawn for a phone's width (NARROW)
     narrow_media: str = NARROW_MEDIA
 
-    @property
-    def labelled_rows(self) -> list[list[tuple[str, str]]]:
-        """Each row's cells with their column's heading: a phone shows the table's rows stacked,
-        each cell under its heading's label."""
-        return [list(zip(self.columns, row, strict=True)) for row in self.rows]
-
 
 def chart_config(title: str, x_title: str, y_title: str) -> dict[str, object]:
     return {

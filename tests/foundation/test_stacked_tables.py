@@ -10,6 +10,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from memoryhub.templatetags.tables import headed
+
 TEMPLATES = Path(settings.BASE_DIR) / "templates"
 # Three short columns of figures fit a phone's width as they are.
 FITS_A_PHONE = {("dashboard/playground/playground.html", "numbers")}
@@ -80,3 +82,9 @@ def test_it_labels_every_body_cell_of_a_stacked_table() -> None:
         if "data-label" not in cell and "colspan" not in cell
     ]
     assert unlabelled == []
+
+
+def test_it_heads_each_cell_of_a_row_from_data() -> None:
+    assert headed(["12-01", "3"], ["Day", "Turns"]) == [("Day", "12-01"), ("Turns", "3")]
+    assert headed(["12-01", "3", "1"], ["Day", "Turns"])[2] == ("", "1")  # no heading
+    assert headed(["12-01"], ["Day", "Turns"]) == [("Day", "12-01")]

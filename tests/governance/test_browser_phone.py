@@ -224,6 +224,11 @@ def test_tables_stack_on_a_phone(
             full_page=True,
         )
         problems += axe_problems(page)
+    # A chart's figures, the columns named by the data: each day stacked, labelled.
+    page.goto(f"{base}/n/acme/")
+    page.locator("figure.chart details summary").first.click()
+    with translation.override(language):
+        check_stacked(page, "figure.chart table", None, gettext("Day"))
     # The memories' first row is in the first screen, its filters folded.
     page.goto(f"{base}/n/acme/memories/")
     assert page.locator("#filters details").get_attribute("open") is None
