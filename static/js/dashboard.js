@@ -6,6 +6,7 @@
 // - The browser's time zone is kept in a cookie, so the server dates pages in it.
 // - A fold marked data-open-wide (the explorer's filters) opens on a wide screen; on a phone
 //   it stays as the server sent it (folded unless a filter is set).
+// - On a phone the menus open from their buttons.
 (function () {
   "use strict";
 
@@ -23,12 +24,24 @@
     }
   } catch (error) { /* no Intl: the server's zone, shown beside each time */ }
 
-  // A menu that scrolls sideways (on a phone) shows the current page's link.
-  Array.prototype.forEach.call(document.querySelectorAll("nav a[aria-current=page]"), function (link) {
-    var menu = link.parentElement;
-    if (menu && menu.scrollWidth > menu.clientWidth) {
-      menu.scrollLeft = Math.max(link.offsetLeft - menu.offsetLeft - 24, 0);
-    }
+  // On a phone a menu folds behind its button (the CSS hides the menu while the button says
+  // aria-expanded=false; on a wide screen the button is not shown). Without this script the
+  // button stays hidden and the menu wraps, every item in sight. Escape folds it again.
+  var toggles = Array.prototype.slice.call(document.querySelectorAll("button.menu-toggle[aria-controls]"));
+  toggles.forEach(function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      button.setAttribute("aria-expanded", button.getAttribute("aria-expanded") === "true" ? "false" : "true");
+    });
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    toggles.forEach(function (button) {
+      var menu = document.getElementById(button.getAttribute("aria-controls"));
+      if (button.getAttribute("aria-expanded") !== "true" || !menu || !menu.contains(document.activeElement)) return;
+      button.setAttribute("aria-expanded", "false");
+      button.focus();
+    });
   });
 
   function typing(target) {
