@@ -19,8 +19,8 @@ connections, logs in, and sends the request `--runs` times without opening its p
 
 Printed: the CPU, the load average, each start's first and tenth (the last) request, their
 ratio (the goal: the first within 2x the tenth once warmed up), the first against the median
-of the later ones, and the time until the server accepted connections. Each server is stopped and the superuser deleted at the end, also on
-failure.
+of the later ones, and the time until the server accepted connections. Each server is
+stopped and the superuser deleted at the end, also on failure.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ GOAL_RATIO = 2.0
 USERNAME = "bench-first-request"
 SUBJECT = "demo-user-3"  # writes in Chinese (apps/demo/data/demo.json)
 SEARCH_QUESTION = "Where does the user work now?"
-PLAYGROUND_QUESTION = "我最近工作很忙，晚饭做什么快一点？"
+PLAYGROUND_QUESTION = "我最近工作很忙，晚饭做什么快一点？"  # noqa: RUF001 (Chinese punctuation)
 CHINESE = {"Accept-Language": "zh-hans"}
 
 
