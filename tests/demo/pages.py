@@ -37,7 +37,7 @@ from apps.webhooks.services import NewEndpoint, endpoint_create, endpoint_send_t
 ZH = "zh-CN,zh;q=0.9"
 AREAS = ("dashboard", "privacy")
 # Addresses that are not pages a person reads: form targets, downloads and redirects. Each
-# is reached from a page below, whose own language is what this test reads.
+# is reached from a page below (`page_kwargs`), which the tests read instead.
 NOT_PAGES = {
     "dashboard:account:logout": "POST only",
     "dashboard:keys:expiry": "POST only",
