@@ -2,10 +2,12 @@
 `gunicorn memoryhub.wsgi:application --workers 4 --bind …`, or `-c /path/to/gunicorn.conf.py`
 from elsewhere. Options on the command line still apply over these.
 
-Each worker loads the local embedding models (and exports the primary one to ONNX) once it
-has loaded the app, before it takes a request. Left to the first request, that took 4 s on an
-idle 2-core machine and 12 s under load, while the request waited and gunicorn's timeout
-could kill the worker (`make loadtest` saw both).
+Each worker warms up once it has loaded the app, before it takes a request
+(memoryhub/warm_up.py): it loads and runs the local embedding models (and exports the
+primary one to ONNX), builds the token counters' tables and compiles the templates. Left to
+the first request, the models alone took 4 s on an idle 2-core machine and 12 s under load,
+while the request waited and gunicorn's timeout could kill the worker (`make loadtest` saw
+both).
 
 Probes: `GET /healthz` is liveness (200 while the worker serves, nothing else checked);
 `GET /readyz` is readiness (503 until the database, the broker when one is set and the
@@ -44,12 +46,11 @@ def post_fork(server: Any, worker: Any) -> None:
 
 
 def post_worker_init(worker: Any) -> None:
-    from apps.memories.model_loading import warm_up_embedding_models
+    from memoryhub.warm_up import warm_up
 
-    try:
-        loaded = warm_up_embedding_models()
-    except Exception as error:  # the worker still serves; /readyz says "error" and loads again
-        worker.log.warning("The embedding models did not load (%s)", type(error).__name__)
-        return
-    if loaded:
-        worker.notify()  # alive: the load counts against no request's timeout
+    # A step that fails is logged and skipped: the worker still serves (/readyz says "error"
+    # and loads the models again when they failed).
+    report = warm_up()
+    for name, error in report.failed.items():
+        worker.log.warning("Warm-up step %r failed (%s)", name, error)
+    worker.notify()  # alive: the warm-up counts against no request's timeout

@@ -37,6 +37,7 @@ from opentelemetry import trace
 from apps.audit.actors import Actor
 from apps.memories import keyword_index, vector_spaces
 from apps.memories.embeddings import get_provider
+from apps.memories.model_loading import local_models
 from apps.memories.models import Memory, Subject
 from apps.memories.multilingual import get_multilingual_provider, is_latin_script
 from apps.memories.row_encryption import KeyCache, open_memory
@@ -668,6 +669,14 @@ def _query_vectors(
     second, _, milliseconds = _timed_embedding(query, primary=False)
     timings["embed"] = round(timings["embed"] + milliseconds, 2)
     return statements.QueryVectors(first, spaces.primary, second, spaces.multilingual)
+
+
+def warm_up_query_thread() -> None:
+    """Runs each local embedding model's query path once on the thread that embeds a
+    recall's query (started here rather than by the first recall). Before a server's first
+    request (memoryhub/warm_up.py)."""
+    for model in local_models():
+        _embedder.submit(model.embed_query, "warm-up").result()
 
 
 def _ms(since: float) -> float:

@@ -20,6 +20,7 @@ import pytest
 from django.db import connection
 
 from apps.memories import embeddings, model_loading
+from memoryhub import warm_up
 from memoryhub.secrets_store import new_kek, new_secret_key
 from tests.conftest import PROJECT_ROOT, stop_process
 from tests.loopback import listening_socket
@@ -59,11 +60,11 @@ def test_a_worker_whose_models_fail_to_load_still_serves(
     def fail() -> bool:
         raise OSError("no model files")
 
-    monkeypatch.setattr(model_loading, "warm_up_embedding_models", fail)
+    monkeypatch.setitem(warm_up._steps, "embedding models", fail)
     worker = FakeWorker()
     post_worker_init()(worker)  # no exception: gunicorn would stop booting workers
-    assert worker.notified == 0
-    assert "did not load (OSError)" in caplog.text
+    assert worker.notified == 1
+    assert "'embedding models' failed (OSError)" in caplog.text
 
 
 @pytest.mark.processes  # starts processes of its own: `make test-all`
