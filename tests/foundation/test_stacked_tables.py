@@ -88,3 +88,31 @@ def test_it_heads_each_cell_of_a_row_from_data() -> None:
     assert headed(["12-01", "3"], ["Day", "Turns"]) == [("Day", "12-01"), ("Turns", "3")]
     assert headed(["12-01", "3", "1"], ["Day", "Turns"])[2] == ("", "1")  # no heading
     assert headed(["12-01"], ["Day", "Turns"]) == [("Day", "12-01")]
+
+
+class ScrollRegions(HTMLParser):
+    """Each `div.table-scroll`'s attributes (a table wider than the screen scrolls in it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[dict[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        if tag == "div" and "table-scroll" in (named.get("class") or "").split():
+            self.found.append(named)
+
+
+def test_every_scrolling_table_can_be_reached_from_the_keyboard_and_is_named() -> None:
+    """axe's scrollable-region-focusable: a region that scrolls takes focus (tabindex 0) and
+    says what it holds (a role and a name), on every page, whether or not the data at hand
+    makes it overflow."""
+    unreachable = []
+    for path in sorted(TEMPLATES.rglob("*.html")):
+        parser = ScrollRegions()
+        parser.feed(path.read_text())
+        for region in parser.found:
+            named = region.get("aria-label") or region.get("aria-labelledby")
+            if region.get("tabindex") != "0" or region.get("role") != "region" or not named:
+                unreachable.append((str(path.relative_to(TEMPLATES)), region))
+    assert unreachable == []
