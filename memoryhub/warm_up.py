@@ -17,6 +17,7 @@ server serves anyway, and the first request that needs what failed tries again.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,8 +47,9 @@ def _templates() -> None:
     """Every template of the project's own folders, compiled into the cached loader (the
     installed packages' templates, the admin's, stay lazy)."""
     engine = engines["django"]
+    installed = Path(sys.prefix)  # a virtualenv may sit inside the project (.venv)
     for folder in get_template_directories():
-        if not folder.is_relative_to(settings.BASE_DIR):
+        if not folder.is_relative_to(settings.BASE_DIR) or folder.is_relative_to(installed):
             continue
         for path in sorted(Path(folder).rglob("*.html")):
             engine.get_template(str(path.relative_to(folder)))

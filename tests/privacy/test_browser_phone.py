@@ -1,5 +1,5 @@
 """The privacy portal on a phone (375 px wide, in headless Chromium): its menu folds behind a
-button and reaches every page; its table (the personal data kept out) stacks, the date and
+button and reaches every page; its table (where personal data was found) stacks, the date and
 what was found first, each cell labelled, nothing scrolling sideways."""
 
 from __future__ import annotations
@@ -74,14 +74,14 @@ def test_the_portal_menu_and_table_fit_a_phone(
     page.goto(f"{home}blocked/")
     page.screenshot(path=shots / f"portal-blocked-{locale}.png", full_page=True)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    cells = page.locator("main table tbody tr").first.evaluate(
+    cells = page.locator("main table#writes tbody tr").first.evaluate(
         """row => Array.from(row.children).map(cell => ({
             label: cell.dataset.label, shown: getComputedStyle(cell, "::before").content,
             top: cell.getBoundingClientRect().top, left: cell.getBoundingClientRect().left,
         })).sort((a, b) => a.top - b.top)"""
     )
     with translation.override(language):
-        labels = [gettext("When"), gettext("What was found"), gettext("What happened")]
+        labels = [gettext(w) for w in ("When", "What was found", "What happened", "Kept now")]
     assert [cell["label"] for cell in cells] == labels
     assert [cell["shown"] for cell in cells] == [f'"{label}"' for label in labels]
     assert len({round(cell["left"]) for cell in cells}) == 1  # one above the other
