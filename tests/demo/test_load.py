@@ -310,6 +310,7 @@ def test_it_gives_the_dashboard_pages_something_to_show(
     assert playground.status_code == 200
     page = playground.content.decode()
     assert "The user is allergic to shellfish." in page
+    assert "The user is allergic to peanuts." not in page  # corrected, with the disputes seeded
     assert "keep replies under 120 words" in page
     audit = alice_client.get("/audit/")
     assert audit.status_code == 200

@@ -1,14 +1,14 @@
 """Every path of the review queue has an example in the demo, made by the write pipeline as an
 app's writes would make it: a disputed fact and a near-duplicate pair in English (Tom,
 demo-user-2) and in Chinese (Li, demo-user-3), each shown with what a person decides from,
-on the English page and the Chinese one. The corrected allergy stays corrected."""
+on the English page and the Chinese one. (That the corrected allergy stays corrected, the
+playground's answer, is tests/demo/test_load.py's.)"""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from django.conf import settings
 from django.test import Client
 
 from apps.governance.selectors import review_queue
@@ -99,28 +99,3 @@ def test_the_queue_shows_each_path_with_what_to_decide_from(
         assert any(
             all(memory in item for memory in pair) and looks_like in item for item in duplicates
         ), pair
-
-
-def test_the_playground_still_tells_shellfish_for_the_allergy(
-    demo: Namespace, alice_client: Client
-) -> None:
-    answer = alice_client.post(
-        "/playground/",
-        {
-            "namespace": "demo",
-            "subject": "demo-user-1",
-            "session": "demo-user-1-s3",
-            "query": "Which Harbour Kitchen class is safe for my allergy?",
-            "model": settings.MEMORYHUB_DEFAULT_MODEL,
-            "reserve_tokens": 1024,
-            "strategy": "summary_buffer",
-            "recall_k": 20,
-            "window": 10,
-            "buffer_tokens": 2000,
-            "placement": "edges",
-        },
-    )
-    assert answer.status_code == 200
-    page = answer.content.decode()
-    assert "The user is allergic to shellfish." in page
-    assert "The user is allergic to peanuts." not in page
