@@ -73,11 +73,11 @@ def token(html: str) -> str:
     return found.group(1)
 
 
-def log_in(client: httpx.Client, password: str) -> None:
+def log_in(client: httpx.Client, password: str, username: str = USERNAME) -> None:
     page = client.get("/accounts/login/")
     answer = client.post(
         "/accounts/login/",
-        data={"csrfmiddlewaretoken": token(page.text), "username": USERNAME, "password": password},
+        data={"csrfmiddlewaretoken": token(page.text), "username": username, "password": password},
     )
     if answer.status_code != 302:
         raise SystemExit(f"login failed ({answer.status_code})")

@@ -44,7 +44,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 import django  # noqa: E402
 import httpx  # noqa: E402
 
-from bench.first_assemble import free_port, manage, token, wait_until_ready  # noqa: E402
+from bench.first_assemble import free_port, log_in, manage, wait_until_ready  # noqa: E402
 from bench.machine import cpu, terminate_as_exit  # noqa: E402
 
 GOAL_RATIO = 2.0
@@ -70,16 +70,6 @@ class Start:
     def later_median(self) -> float:
         """The median of every request after the first (steadier than the tenth alone)."""
         return statistics.median(self.times[1:])
-
-
-def log_in(client: httpx.Client, password: str) -> None:
-    page = client.get("/accounts/login/")
-    answer = client.post(
-        "/accounts/login/",
-        data={"csrfmiddlewaretoken": token(page.text), "username": USERNAME, "password": password},
-    )
-    if answer.status_code != 302:
-        raise SystemExit(f"login failed ({answer.status_code})")
 
 
 def timed(client: httpx.Client, path: str, form: dict[str, str], expected: str) -> float:
@@ -140,7 +130,7 @@ def one_start(kind: str, *, warm_up: bool, runs: int, password: str) -> Start:
         wait_until_ready(server, port, timeout=300)
         ready = time.perf_counter() - started
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300) as client:
-            log_in(client, password)
+            log_in(client, password, USERNAME)
             times = KINDS[kind](client, runs)
     finally:
         os.killpg(server.pid, signal.SIGINT)
