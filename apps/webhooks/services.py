@@ -218,14 +218,12 @@ def _namespaces_of(audit_event: AuditEvent) -> list[int]:
     return list(Namespace.objects.filter(webhook_endpoints__gt=0).values_list("pk", flat=True))
 
 
-# The event and a delivery to each subscribed endpoint in one statement: nothing is written
-# when no endpoint subscribes. The endpoints are the namespace's subscribed ones, or (%(chosen)s
-# not null) the ones the caller already read.
+# The event and a delivery to each endpoint of the namespace subscribed to its type, in one
+# statement: nothing is written when no endpoint subscribes.
 _OUTBOX_INSERT = """
 WITH endpoint AS (
     SELECT id FROM webhooks_webhookendpoint
     WHERE namespace_id = %(namespace)s AND events @> ARRAY[%(type)s]::varchar(64)[]
-      AND (%(chosen)s::uuid[] IS NULL OR id = ANY(%(chosen)s::uuid[]))
 ), event AS (
     INSERT INTO webhooks_webhookevent
         (id, namespace_id, type, data, subject_id, subject_fingerprint, audit_event_id, created_at)
@@ -250,7 +248,6 @@ def _outbox_insert(
     namespace_id: int,
     event_type: str,
     data: dict[str, Any],
-    chosen: list[uuid.UUID] | None,
 ) -> list[uuid.UUID]:
     now = timezone.now()
     with connection.cursor() as cursor:
@@ -259,7 +256,6 @@ def _outbox_insert(
             {
                 "namespace": namespace_id,
                 "type": event_type,
-                "chosen": chosen,
                 "event": uuid.uuid4(),
                 "data": json.dumps(data, cls=DjangoJSONEncoder),
                 "subject": audit_event.subject_id,
@@ -324,8 +320,9 @@ def event_record(
             )
             if not endpoints:
                 continue
-        built = data() if callable(data) else data  # built only for an event someone hears
-        data = built
+        if callable(data):
+            data = data()  # built once, and only for an event someone hears
+        built = data
         if audit_event.namespace_id is None:  # a global event, told to each namespace
             slug = Namespace.objects.filter(pk=namespace_id).values_list("slug", flat=True)
             built = {**built, "namespace": slug.first() or ""}
@@ -344,7 +341,6 @@ def event_record(
                 namespace_id=namespace_id,
                 event_type=event_type,
                 data=built,
-                chosen=[e.pk for e in endpoints] if endpoints is not None else None,
             )
     if created:
         deliveries_send_after_commit(created)
